@@ -1,0 +1,123 @@
+"""Tolerant JSONL reading with byte offsets.
+
+Every line that parses is kept; a line that does not (truncated tail of a log still
+being written, garbage, bad UTF-8) becomes a `LoadWarning` with its line number.
+Offsets let a transcript be re-read later without re-parsing the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from loaders.schema import LoadWarning
+
+MAX_LINE_BYTES = 256 * 1024 * 1024  # a single record larger than this is skipped, not loaded
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    number: int  # 1-based
+    offset: int
+    length: int
+    record: dict[str, Any]
+
+
+def decode_line(raw: bytes) -> tuple[Any, str | None]:
+    """(value, problem). Fast path orjson; falls back for NaN/Infinity and bad UTF-8."""
+    try:
+        return orjson.loads(raw), None
+    except orjson.JSONDecodeError:
+        pass
+    problem = None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = raw.decode("utf-8", errors="replace")
+        problem = f"invalid UTF-8 at byte {exc.start}, replaced with U+FFFD"
+    try:
+        return json.loads(text), problem
+    except ValueError as exc:
+        return None, f"not JSON ({exc.msg} at column {exc.colno})"
+
+
+def iter_lines(path: Path, warnings: list[LoadWarning], *, max_warnings: int = 50) -> Iterator[Line]:
+    """Yield every parseable JSON-object line; record why any other line was skipped."""
+    skipped = 0
+    with path.open("rb") as fh:
+        offset = 0
+        number = 0
+        for raw in fh:
+            number += 1
+            length = len(raw)
+            start = offset
+            offset += length
+            body = raw.strip()
+            if not body:
+                continue
+            if length > MAX_LINE_BYTES:
+                skipped += 1
+                _warn(warnings, max_warnings, path, number, f"line {number} skipped: {length} bytes is over the limit")
+                continue
+            value, problem = decode_line(body)
+            if value is None and problem:
+                skipped += 1
+                truncated = not raw.endswith(b"\n")
+                reason = "truncated last line (log still being written?)" if truncated else problem
+                _warn(warnings, max_warnings, path, number, f"line {number} skipped: {reason}")
+                continue
+            if not isinstance(value, dict):
+                skipped += 1
+                _warn(warnings, max_warnings, path, number, f"line {number} skipped: a JSON {type(value).__name__}, not an object")
+                continue
+            if problem:
+                warnings.append(LoadWarning(code="bad_encoding", message=f"line {number}: {problem}", file=str(path), line=number))
+            yield Line(number, start, length, value)
+    if skipped:
+        first = [w.line for w in warnings if w.code == "skipped_line"][:5]
+        warnings.insert(0, LoadWarning(
+            code="lines_skipped",
+            message=f"{skipped} line{'s' if skipped != 1 else ''} skipped (first at line {', '.join(map(str, first))})",
+            file=str(path), line=first[0] if first else None,
+        ))
+
+
+def _warn(warnings: list[LoadWarning], cap: int, path: Path, number: int, message: str) -> None:
+    if sum(1 for w in warnings if w.code == "skipped_line") < cap:
+        warnings.append(LoadWarning(code="skipped_line", message=message, file=str(path), line=number))
+
+
+def read_spans(path: Path, spans: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    """Re-read only the given (offset, length) byte ranges: one transcript, not the file."""
+    records: list[dict[str, Any]] = []
+    with path.open("rb") as fh:
+        for offset, length in spans:
+            fh.seek(offset)
+            value, _ = decode_line(fh.read(length).strip())
+            if isinstance(value, dict):
+                records.append(value)
+    return records
+
+
+def first_records(path: Path, limit: int = 20, max_bytes: int = 1 << 20) -> list[dict[str, Any]]:
+    """The first few parseable objects, for cheap format detection."""
+    out: list[dict[str, Any]] = []
+    with path.open("rb") as fh:
+        read = 0
+        for raw in fh:
+            read += len(raw)
+            body = raw.strip()
+            if body:
+                value, _ = decode_line(body[:max_bytes] if len(body) > max_bytes else body)
+                if isinstance(value, dict):
+                    out.append(value)
+                if len(out) >= limit:
+                    break
+            if read > max_bytes:
+                break
+    return out

@@ -1,0 +1,4 @@
+"""The built-in source kinds. Import order is detection order: specific kinds first, folder last."""
+
+from loaders.sources import recorder  # noqa: F401
+from loaders.sources import folder  # noqa: F401  (must stay last)
