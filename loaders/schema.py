@@ -59,6 +59,9 @@ class Run(_Frozen):
     aggregates: dict[str, Any] = Field(default_factory=dict)  # counts shown when rows cannot be attributed
     progress_completed: int | None = None
     progress_total: int | None = None
+    started_at: datetime | None = None  # live sources (backend jobs): when execution began / ended
+    completed_at: datetime | None = None
+    status_detail: str | None = None  # the source's own status word when not understood, or its error text
     warnings: tuple[LoadWarning, ...] = ()
 
 

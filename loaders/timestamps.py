@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 _REPR = re.compile(
@@ -20,11 +20,11 @@ def parse_timestamp(value: Any) -> datetime | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
     if isinstance(value, int | float):
         seconds = value / 1000 if value > 1e11 else value
         try:
-            return datetime.fromtimestamp(seconds, tz=timezone.utc)
+            return datetime.fromtimestamp(seconds, tz=UTC)
         except (OverflowError, OSError, ValueError):
             return None
     if not isinstance(value, str):
@@ -37,12 +37,12 @@ def parse_timestamp(value: Any) -> datetime | None:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _from_repr(match: re.Match[str]) -> datetime | None:
     year, month, day, hour, minute, second, micro, tz = match.groups()
-    tzinfo: timezone = timezone.utc
+    tzinfo: timezone = UTC
     if tz and tz != "datetime.timezone.utc":
         offset = _TZ_OFFSET.match(tz)
         if offset:
@@ -52,7 +52,7 @@ def _from_repr(match: re.Match[str]) -> datetime | None:
         local = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0), int(micro or 0), tzinfo)
     except ValueError:
         return None
-    return local.astimezone(timezone.utc)
+    return local.astimezone(UTC)
 
 
 def parse_duration_seconds(value: Any) -> float | None:
@@ -80,6 +80,6 @@ def run_id_timestamp(run_id: str) -> datetime | None:
     if len(run_id) < 12 or not run_id[:12].isdigit():
         return None
     try:
-        return datetime.strptime(run_id[:12], "%y%m%d%H%M%S").replace(tzinfo=timezone.utc)
+        return datetime.strptime(run_id[:12], "%y%m%d%H%M%S").replace(tzinfo=UTC)
     except ValueError:
         return None

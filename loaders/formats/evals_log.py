@@ -65,7 +65,7 @@ def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
         rec = line.record
         if "spec" in rec and isinstance(rec["spec"], dict):
             if spec is not None:
-                ctx.warn("second_spec", f"line {line.number}: a second spec line; this file holds one run, the first spec is kept", line.number)
+                ctx.warn("second_spec", f"line {line.number}: a second spec line; the first spec is kept", line.number)
                 continue
             spec = rec["spec"]
             continue
@@ -78,7 +78,8 @@ def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
         kind = rec.get("type")
         sample_id = rec.get("sample_id")
         if not isinstance(kind, str) or "data" not in rec:
-            ctx.warn("unknown_record", f"line {line.number}: not a spec, event or final_report line (keys: {', '.join(sorted(rec)[:6])})", line.number)
+            keys = ", ".join(sorted(rec)[:6])
+            ctx.warn("unknown_record", f"line {line.number}: not a spec, event or final_report line (keys: {keys})", line.number)
             continue
         if sample_id is None:
             ctx.warn("missing_field", f"line {line.number}: {kind} event without sample_id, not attributed to any sample", line.number)

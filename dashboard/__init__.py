@@ -1,0 +1,1 @@
+"""The Streamlit app: a router (app.py), thin views, render components, one cached data layer."""

@@ -1,0 +1,37 @@
+"""evaldash entrypoint: a router and the frame every page shares (sidebar, sources).
+
+Run: streamlit run dashboard/app.py -- SOURCE...
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # `streamlit run` puts dashboard/ on sys.path, not the project root
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from dashboard.components import sidebar  # noqa: E402
+
+VIEWS = Path(__file__).resolve().parent / "views"
+
+
+def pages() -> dict[str, list[st.Page]]:
+    return {
+        "Results": [
+            st.Page(VIEWS / "runs.py", title="Runs", icon=":material/table_rows:", url_path="runs", default=True),
+        ],
+    }
+
+
+def run() -> None:
+    st.set_page_config(page_title="evaldash", page_icon=":material/monitoring:", layout="wide")
+    navigation = st.navigation(pages())
+    sidebar.render()
+    navigation.run()
+
+
+run()

@@ -1,0 +1,1 @@
+"""Render helpers: Streamlit only, no I/O, no parsing."""
