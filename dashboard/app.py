@@ -14,6 +14,7 @@ if str(ROOT) not in sys.path:  # `streamlit run` puts dashboard/ on sys.path, no
 
 import streamlit as st  # noqa: E402
 
+from dashboard import auth  # noqa: E402
 from dashboard.components import sidebar  # noqa: E402
 
 VIEWS = Path(__file__).resolve().parent / "views"
@@ -29,6 +30,7 @@ def pages() -> dict[str, list[st.Page]]:
 
 def run() -> None:
     st.set_page_config(page_title="evaldash", page_icon=":material/monitoring:", layout="wide")
+    auth.gate()
     navigation = st.navigation(pages())
     sidebar.render()
     navigation.run()

@@ -69,7 +69,7 @@ def sources() -> list[str]:
         secrets: dict[str, Any] = dict(st.secrets)
     except (FileNotFoundError, KeyError, OSError):
         secrets = {}
-    except Exception:
+    except Exception:  # noqa: BLE001 - a malformed secrets.toml must not take the app down
         secrets = {}
     base = config.configured_sources(secrets=secrets)
     extra = list(st.session_state.get(state.ADDED_SOURCES, [])) + state.list_param(state.SOURCE)
@@ -114,7 +114,7 @@ def summary_of(e: Entry) -> dict[str, Any]:
     """The run's headline figures; a run whose rows fail to load still shows, with the reason."""
     try:
         return run_summary(e.leaf, e.native_run_id, version(e.leaf), e.run_id)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - one broken run must not take the Runs page down
         summary = query.summarize(e.run, [])
         detail = exc.detail if isinstance(exc, SourceError) else f"{type(exc).__name__}: {exc}"
         return {**summary, "status": "unreadable", "warnings": [*summary["warnings"], f"rows could not be loaded: {detail}"]}

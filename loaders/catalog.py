@@ -83,7 +83,7 @@ def build_catalog(
         except SourceError as exc:
             catalog.problems.setdefault(source, []).append(
                 LoadWarning(code="unreadable", message=exc.detail, file=leaf, line=exc.line))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a loader bug on one file must not hide every other run
             catalog.problems.setdefault(source, []).append(
                 LoadWarning(code="loader_error", message=f"could not be read ({type(exc).__name__}: {exc})", file=leaf))
     if on_progress:

@@ -91,5 +91,5 @@ def _ensure_builtins() -> None:
     for entry in metadata.entry_points(group="evaldash.loaders"):
         try:
             register(entry.load())
-        except Exception:
+        except Exception:  # noqa: BLE001 - a broken plugin must not break the app
             continue
