@@ -85,7 +85,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     print(render_table(headers, table))
     for s in summaries:
         if not s["has_sample_ids"]:
-            print(f"note: {s['run_id']}: the log has no sample ids; figures are aggregates ({s['attribution']})")
+            print(f"note: {s['run_id']}: {NO_IDS_NOTE.get(s['attribution'], 'the log has no sample ids')}")
     return 0
 
 
@@ -98,8 +98,7 @@ def cmd_samples(args: argparse.Namespace) -> int:
     rows = loader_for(entry).load_samples(entry.native_run_id)
     _print_run_warnings(entry.run.warnings, entry.run_id)
     if not entry.run.has_sample_ids:
-        print(f"evaldash: note: run {entry.run_id} has no sample ids ({entry.run.attribution}); "
-              f"rows are {'inferred from record order' if rows else 'not available, only aggregates'}", file=sys.stderr)
+        print(f"evaldash: note: run {entry.run_id}: {NO_IDS_NOTE.get(entry.run.attribution, 'no sample ids')}", file=sys.stderr)
     frame = query.rows_frame(rows)
     if args.json:
         records = [_jsonable(r) for r in frame.astype(object).where(frame.notna(), None).to_dict(orient="records")]
@@ -109,6 +108,12 @@ def cmd_samples(args: argparse.Namespace) -> int:
     print(render_table(cols, [[_fmt(v) for v in rec] for rec in frame[cols].astype(object).itertuples(index=False)]))
     return 0
 
+
+NO_IDS_NOTE = {
+    "aggregate_only": "the log has no sample ids; figures are aggregates of its records, no per-sample rows",
+    "inferred": "the log has no sample ids; samples were grouped by record order (checked, but inferred)",
+    "log_at_end": "the log has no sample ids on its matches; attempts were paired with log_at_end records",
+}
 
 _COMMANDS = {"summary": cmd_summary, "samples": cmd_samples}
 

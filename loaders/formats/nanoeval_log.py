@@ -1,23 +1,784 @@
-"""nanoeval JsonRecorder JSONL (placeholder until the dialect lands)."""
+"""nanoeval JsonRecorder JSONL: `record_type` lines, one or more runs per file, ids usually null.
+
+See ../shared/formats/recorder-logs.md part B and C.2. Stock nanoeval writes no sample ids,
+so attempts are attributed only as far as the log proves it (C.2.2), in this order:
+  1. every record carries both ids -> group by them ("ids");
+  2. the null-id records cut cleanly into one segment per attempt -> "inferred";
+  3. `log_at_end` sampling/match pairs account for every attempt -> "log_at_end";
+  4. otherwise aggregates only, with a visible warning. Nothing is attributed by a silent guess.
+"""
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from loaders.formats.index import RunIndex, ScanContext
-from loaders.schema import Transcript
+from loaders.content import to_message
+from loaders.formats.index import RunIndex, ScanContext, Span, numeric_sort_key
+from loaders.schema import (
+    Attribution,
+    FinishReason,
+    GenericEvent,
+    Grade,
+    GradeCheckpoint,
+    LoadWarning,
+    Message,
+    ModelCall,
+    Run,
+    SampleRow,
+    Transcript,
+)
+from loaders.timestamps import parse_duration_seconds, parse_timestamp, run_id_timestamp
 
 DIALECT = "nanoeval"
+KNOWN_TYPES = {"run_started", "match", "sampling", "sample_completed", "error", "extra", "final_report"}
+NO_IDS_MESSAGE = "This nanoeval log has no sample IDs and its records interleave; per-sample results cannot be reconstructed."
+INFERRED_LABEL = "grouping inferred from record order"
+LOG_AT_END_RULE = "non-zero score counts as correct"
+_AUTHOR = re.compile(r"Author: (\S+)")
 
 
 def detect(records: list[dict[str, Any]]) -> bool:
-    return any("record_type" in r for r in records)
+    """The first line that names a dialect decides (a `spec` line means openai/evals)."""
+    for rec in records:
+        if "spec" in rec:
+            return False
+        if "record_type" in rec:
+            return True
+    return False
+
+
+# --- reading one record's payload (shared by scan and build_transcript) -------------------------------------------
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return None if math.isnan(value) else float(value)
+
+
+def extra_class(data: Any) -> str:
+    """"step", "final" or "other" (free-form extras such as PaperBench's own objects)."""
+    if not isinstance(data, dict):
+        return "other"
+    kind = data.get("type")
+    if isinstance(kind, str):
+        if kind == "step":
+            return "step"
+        return "final" if kind.startswith("final_result") else "other"
+    graded = "grade" in data or "correct" in data
+    if graded and "finish_status" in data:
+        return "final"
+    if graded and ("elapsed" in data or "autograder_result" in data):
+        return "step"
+    return "other"
+
+
+def grade_of(data: dict[str, Any], *, final: bool) -> tuple[float | None, bool | None, str | None, str]:
+    """(score, correct, grader_log, rule) derived as nanoeval does: `correct` is not serialized in schema 1."""
+    grade = data.get("grade")
+    if isinstance(grade, dict):
+        score = _num(grade.get("score"))
+        log = grade.get("grader_log")
+        return score, (score == 1) if score is not None else None, log if isinstance(log, str) else None, "grade.score == 1"
+    if "correct" in data:  # schema v0: correct as written
+        correct = data["correct"] if isinstance(data["correct"], bool) else None
+        log = data.get("grader_log") if final else data.get("autograder_result")
+        score = float(correct) if correct is not None else None
+        return score, correct, log if isinstance(log, str) else None, "correct as written (schema v0)"
+    if not final and grade is None:  # an ungraded step
+        return None, False, None, "ungraded step"
+    return None, None, None, "no grade"
+
+
+def finish_reason_of(data: dict[str, Any]) -> FinishReason | None:
+    """FinalResult flags to a finish reason; `model_ended` is what nanoeval's length_stats calls it."""
+    status = data.get("finish_status")
+    if data.get("type") == "final_result_exception" or data.get("exception"):
+        return "error"
+    if data.get("max_steps_reached") is True:
+        return "max_steps"
+    if data.get("max_time_reached") is True:
+        return "max_time"
+    if data.get("max_tokens_reached") is True:
+        return "max_tokens"
+    if isinstance(status, str) and status.startswith("error"):
+        return "error"
+    if isinstance(status, str) or data.get("type") == "final_result_successful":
+        return "model_ended"
+    return None
+
+
+def exception_of(data: dict[str, Any]) -> tuple[str, str] | None:
+    """(error text, exception class) of a FinalResultWithException; None for a successful result."""
+    if data.get("type") != "final_result_exception" and not data.get("exception"):
+        return None
+    exc = str(data.get("exception") or "exception")
+    status = data.get("finish_status")
+    return (f"{exc} ({status})" if isinstance(status, str) else exc), exc
+
+
+def convo_messages(convo: Any) -> list[Any] | None:
+    """`{"messages": [...]}` or a bare list; None when there is no convo."""
+    if isinstance(convo, dict) and isinstance(convo.get("messages"), list):
+        return convo["messages"]
+    if isinstance(convo, list):
+        return convo
+    return None
+
+
+def sampling_shape(rec: dict[str, Any]) -> str:
+    """"chat" (mcq_api ChatCompletion), "pretty" (record_pretty), "log_at_end" (grader log) or "other"."""
+    prompt, sampled = rec.get("prompt"), rec.get("sampled")
+    if isinstance(sampled, dict):
+        return "chat"
+    if isinstance(prompt, str) and "Author:" in prompt:
+        return "pretty"
+    if rec.get("sample_id") is not None and isinstance(sampled, str) and not prompt:
+        return "log_at_end"
+    return "other"
+
+
+def error_text(rec: dict[str, Any]) -> str:
+    err = rec.get("error")
+    return str(err) if err is not None else str(rec.get("message") or "error")
+
+
+def _attempt_int(group_id: Any) -> int | None:
+    if isinstance(group_id, bool):
+        return None
+    if isinstance(group_id, int):
+        return group_id
+    try:
+        return int(str(group_id))
+    except ValueError:
+        return None
+
+
+# --- scan ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Rec:
+    """What a row needs from one line; the transcript re-reads the full line later."""
+
+    line: int
+    span: Span
+    kind: str
+    sample_id: str | None
+    group_id: str | None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _RunAcc:
+    started: _Rec | None
+    first_line: int
+    recs: list[_Rec] = field(default_factory=list)
+    warnings: list[LoadWarning] = field(default_factory=list)
+
+
+def _light(kind: str, rec: dict[str, Any]) -> dict[str, Any]:
+    if kind == "match":
+        correct = rec.get("correct")
+        return {"correct": correct if isinstance(correct, bool) else None}
+    if kind == "extra":
+        data = rec.get("data")
+        cls = extra_class(data)
+        if cls == "other" or not isinstance(data, dict):
+            return {"cls": "other"}
+        score, correct, log, rule = grade_of(data, final=cls == "final")
+        info: dict[str, Any] = {"cls": cls, "score": score, "correct": correct, "grader_log": log, "rule": rule}
+        if cls == "final":
+            msgs = convo_messages(data.get("convo"))
+            info.update(finish_reason=finish_reason_of(data), exception=exception_of(data),
+                        n_messages=len(msgs) if msgs is not None else None,
+                        flags={k: data.get(k) for k in ("max_steps_reached", "max_time_reached", "max_tokens_reached")})
+        return info
+    if kind == "sampling":
+        shape = sampling_shape(rec)
+        info = {"shape": shape}
+        sampled, prompt = rec.get("sampled"), rec.get("prompt")
+        if shape == "chat" and isinstance(sampled, dict):
+            usage = sampled.get("usage")
+            choices = sampled.get("choices")
+            n_prompt = len(prompt) if isinstance(prompt, list) else (1 if prompt else 0)
+            info.update(model=sampled.get("model") if isinstance(sampled.get("model"), str) else None,
+                        usage=usage if isinstance(usage, dict) else None,
+                        n_messages=n_prompt + (len(choices) if isinstance(choices, list) else 0))
+        elif shape == "pretty":
+            info["n_messages"] = 1
+        elif shape == "log_at_end" or (rec.get("sample_id") is not None and isinstance(sampled, str)):
+            info["grader_log"] = sampled
+        return info
+    if kind == "error":
+        return {"text": error_text(rec)}
+    return {}
+
+
+def _id(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
-    raise NotImplementedError
+    """Split at each `run_started`, keep light per-line facts, then attribute each run on its own."""
+    accs: list[_RunAcc] = []
+    cur: _RunAcc | None = None
+    last_line = 0
+    for line in lines:
+        rec = line.record
+        last_line = line.number
+        kind = rec.get("record_type")
+        kind = kind if isinstance(kind, str) else "(none)"
+        light = _Rec(line.number, (line.offset, line.length), kind, _id(rec.get("sample_id")), _id(rec.get("group_id")))
+        if kind == "run_started":
+            spec = rec.get("run_spec") if isinstance(rec.get("run_spec"), dict) else {}
+            light.info = {"run_spec": spec, "timestamp": rec.get("timestamp")}
+            cur = _RunAcc(started=light, first_line=line.number)
+            accs.append(cur)
+            continue
+        if cur is None:
+            cur = _RunAcc(started=None, first_line=line.number)
+            accs.append(cur)
+        if kind == "final_report":
+            report = rec.get("final_report")
+            report = report if isinstance(report, dict) else ({} if report is None else {"value": report})
+            light.info = {"report": report, "partial": bool(rec.get("partial") or report.get("partial"))}
+        elif kind in KNOWN_TYPES:
+            light.info = _light(kind, rec)
+        else:
+            light.info = {"timestamp": rec.get("timestamp")}
+            cur.warnings.append(LoadWarning(code="unknown_record_type", file=ctx.path, line=line.number,
+                                            message=f"line {line.number}: unknown record_type {kind!r}, kept as a generic event"))
+        if not cur.recs and cur.started is None:
+            light.info.setdefault("timestamp", rec.get("timestamp"))
+        cur.recs.append(light)
+    # Line-level problems (skipped/truncated lines) belong to the run whose lines they sit among.
+    file_warnings = list(ctx.warnings)
+    stem = Path(ctx.path).stem
+    out: list[RunIndex] = []
+    seen: dict[str, int] = {}
+    for i, acc in enumerate(accs):
+        end = accs[i + 1].first_line - 1 if i + 1 < len(accs) else max(last_line, 1 << 60)
+        mine = [w for w in file_warnings if w.line is None or acc.first_line <= w.line <= end
+                or (i == 0 and w.line < acc.first_line)]
+        index = _build_run(acc, ctx, stem, len(accs), mine, seen)
+        ctx.warnings.extend(w for w in index.run.warnings if w not in file_warnings)
+        out.append(index)
+    return out
+
+
+def _build_run(acc: _RunAcc, ctx: ScanContext, stem: str, n_runs: int, file_warnings: list[LoadWarning],
+               seen: dict[str, int]) -> RunIndex:
+    warnings: list[LoadWarning] = list(file_warnings) + acc.warnings
+
+    def warn(code: str, message: str, line: int | None = None) -> None:
+        warnings.append(LoadWarning(code=code, message=message, file=ctx.path, line=line))
+
+    # Run header.
+    if acc.started is not None:
+        spec = acc.started.info["run_spec"]
+        run_id = str(spec.get("run_id") or f"{stem}:{acc.first_line}")
+        if not spec.get("run_id"):
+            warn("missing_field", f"line {acc.first_line}: run_started without run_spec.run_id; named after the file and line",
+                 acc.first_line)
+        created_at = parse_timestamp(acc.started.info.get("timestamp")) or run_id_timestamp(run_id)
+    else:
+        spec = {}
+        run_id = stem if n_runs == 1 else f"{stem}:before-run_started"
+        first_ts = acc.recs[0].info.get("timestamp") if acc.recs else None
+        created_at = parse_timestamp(first_ts)
+        where = f"lines {acc.recs[0].line}-{acc.recs[-1].line}" if acc.recs else "no lines"
+        warn("no_run_started", f"{len(acc.recs)} record(s) before any run_started ({where}): kept as a separate run "
+             f"{run_id!r} without run id", acc.first_line)
+    if run_id in seen:
+        seen[run_id] += 1
+        warn("duplicate_run_id", f"run id {run_id} appears {seen[run_id]} times in this file; "
+             f"this one is {run_id}#{seen[run_id]}", acc.first_line)
+        run_id = f"{run_id}#{seen[run_id]}"
+    else:
+        seen[run_id] = 1
+
+    # Report: the last non-partial, else the last partial (flagged).
+    reports = [r for r in acc.recs if r.kind == "final_report"]
+    finals = [r for r in reports if not r.info["partial"]]
+    report: dict[str, Any] | None = None
+    label: str | None = None
+    if finals:
+        report, label = finals[-1].info["report"], "final_report"
+        status = "completed"
+    elif reports:
+        report, label = reports[-1].info["report"], "partial final_report"
+        status = "incomplete"
+        warn("partial_report", f"only partial final_reports ({len(reports)}); showing the last one, from line "
+             f"{reports[-1].line} (the run crashed or is still running?)", reports[-1].line)
+    else:
+        status = "incomplete"
+        warn("no_final_report", "no final report (run incomplete?)")
+
+    body = [r for r in acc.recs if r.kind != "final_report"]
+    aggregates = _aggregates(body)
+    models = sorted({r.info["model"] for r in body if r.kind == "sampling" and r.info.get("model")})
+
+    rows: list[SampleRow]
+    spans: dict[tuple[str, int], list[Span]]
+    attribution: Attribution
+    if not body:
+        rows, spans, attribution, has_ids = [], {}, "ids", True
+        warn("no_records", "this run holds no sample records")
+    elif all(r.sample_id is not None and r.group_id is not None for r in body):
+        rows, spans = _by_ids(run_id, body, warn)
+        attribution, has_ids = "ids", True
+    else:
+        has_ids = False
+        rows, spans, attribution = _attribute_without_ids(run_id, body, report, warn)
+
+    if attribution == "aggregate_only":
+        warn("no_sample_ids", NO_IDS_MESSAGE)
+    _check_against_report(report, label, attribution, rows, aggregates, warn)
+    rows.sort(key=lambda r: (r.sort_key, r.attempt))
+    config: dict[str, Any] = {"run_set_id": spec.get("run_set_id"), "run_spec": spec or None,
+                              "model_versions": models or None, "n_runs_in_file": n_runs if n_runs > 1 else None}
+    run = Run(
+        run_id=run_id, source=ctx.source, source_kind="recorder", location=ctx.path,
+        display_name=f"{stem} · {run_id}", eval_name=None, model=models[0] if models else None,
+        created_at=created_at, status=status, dialect=DIALECT,
+        config={k: v for k, v in config.items() if v is not None},
+        reported_metrics=report or {}, report_label=label, attribution=attribution, has_sample_ids=has_ids,
+        aggregates=aggregates, warnings=tuple(warnings),
+    )
+    return RunIndex(run=run, rows=rows, spans=spans)
+
+
+def _aggregates(body: list[_Rec]) -> dict[str, Any]:
+    """Counts that need no attribution: shown (and summarised) when rows cannot be built."""
+    matches = [r for r in body if r.kind == "match" and r.group_id is None and r.info.get("correct") is not None]
+    errors: dict[str, int] = {}
+    for r in body:
+        if r.kind == "error":
+            errors[r.info["text"]] = errors.get(r.info["text"], 0) + 1
+    return {
+        "match_events": len(matches),
+        "match_correct": sum(1 for r in matches if r.info["correct"]),
+        "n_error_records": sum(errors.values()),
+        "errors_by_text": errors,
+        "n_sample_completed": sum(1 for r in body if r.kind == "sample_completed"),
+    }
+
+
+# --- attribution ---------------------------------------------------------------------------------------------------
+
+
+def _by_ids(run_id: str, body: list[_Rec], warn: Any) -> tuple[list[SampleRow], dict[tuple[str, int], list[Span]]]:
+    """C.2.2.1: every record carries both ids; group by them."""
+    groups: dict[tuple[str, str], list[_Rec]] = {}
+    for r in body:
+        groups.setdefault((str(r.sample_id), str(r.group_id)), []).append(r)
+    rows: list[SampleRow] = []
+    spans: dict[tuple[str, int], list[Span]] = {}
+    used: dict[str, set[int]] = {}
+    for (sample_id, group_id), recs in groups.items():
+        attempt = _attempt_int(group_id)
+        taken = used.setdefault(sample_id, set())
+        extra_flags: tuple[str, ...] = ()
+        if attempt is None or attempt in taken:
+            attempt = max(taken, default=-1) + 1
+            extra_flags = (f"group_id={group_id}",)
+            warn("attempt_renumbered", f"sample {sample_id}: group_id {group_id!r} is not a distinct integer; "
+                 f"shown as attempt {attempt}", recs[0].line)
+        taken.add(attempt)
+        row = _attempt_row(run_id, sample_id, attempt, recs, "ids", extra_flags)
+        rows.append(row)
+        spans[(sample_id, attempt)] = [r.span for r in recs]
+    return rows, spans
+
+
+def _attribute_without_ids(run_id: str, body: list[_Rec], report: dict[str, Any] | None,
+                           warn: Any) -> tuple[list[SampleRow], dict[tuple[str, int], list[Span]], Attribution]:
+    """C.2.2.2-4: safe sequential grouping, else complete log_at_end pairs, else aggregates only."""
+    segments, reason = _safe_segments(body, report)
+    if segments is not None:
+        rows, spans = _inferred_rows(run_id, segments, report, warn)
+        warn("ids_inferred", f"no sample IDs in this log: each attempt is the records up to its sample_completed or error "
+             f"({INFERRED_LABEL}; every safety check passed)")
+        return rows, spans, "inferred"
+    lae = [r for r in body if r.kind == "sampling" and r.sample_id is not None]
+    if lae:
+        result, lae_reason = _log_at_end_rows(run_id, body, report, warn)
+        if result is not None:
+            warn("ids_from_log_at_end", f"sample IDs come only from log_at_end records; each one's match is paired by record "
+                 f"order ({LOG_AT_END_RULE}); other records stay unattributed. Sequential grouping was rejected: {reason}")
+            return result[0], result[1], "log_at_end"
+        warn("grouping_rejected", f"sequential grouping rejected: {reason}; log_at_end pairs rejected: {lae_reason}")
+    else:
+        warn("grouping_rejected", f"sequential grouping rejected: {reason}")
+    return [], {}, "aggregate_only"
+
+
+def _is_final(r: _Rec) -> bool:
+    return r.kind == "extra" and r.info.get("cls") == "final"
+
+
+def _safe_segments(body: list[_Rec], report: dict[str, Any] | None) -> tuple[list[list[_Rec]] | None, str]:
+    """Cut at sample_completed/error and apply every check of C.2.2.3; (segments, "") or (None, why not)."""
+    segments: list[list[_Rec]] = []
+    cur: list[_Rec] = []
+    for r in body:
+        cur.append(r)
+        if r.kind in ("sample_completed", "error"):
+            segments.append(cur)
+            cur = []
+    if cur:
+        return None, f"{len(cur)} record(s) follow the last sample_completed/error (from line {cur[0].line})"
+    for seg in segments:
+        end = seg[-1]
+        finals = [i for i, r in enumerate(seg) if _is_final(r)]
+        matches = [i for i, r in enumerate(seg) if r.kind == "match" and r.group_id is None]
+        lae = [r for r in seg if r.kind == "sampling" and r.sample_id is not None]
+        if len(lae) > 1:
+            return None, f"the segment ending at line {end.line} holds {len(lae)} log_at_end samplings"
+        if end.kind == "error":
+            if any(r.kind == "match" for r in seg) or finals:
+                return None, f"the error segment ending at line {end.line} holds a match or FinalResult"
+            continue
+        if len(matches) != 1:
+            return None, f"the sample_completed segment ending at line {end.line} holds {len(matches)} null-group matches"
+        if len(finals) > 1:
+            return None, f"the segment ending at line {end.line} holds {len(finals)} FinalResults"
+        if finals:
+            final, match = seg[finals[0]], seg[matches[0]]
+            if finals[0] > matches[0]:
+                return None, f"the FinalResult on line {final.line} follows its match"
+            if final.info.get("correct") != match.info.get("correct"):
+                return None, f"the FinalResult on line {final.line} disagrees with the match on line {match.line}"
+    aggs = report.get("aggregations") if isinstance(report, dict) else None
+    if isinstance(aggs, dict):
+        done = sum(1 for s in segments if s[-1].kind == "sample_completed")
+        expected = (_num(aggs.get("num_correct")) or 0) + (_num(aggs.get("num_incorrect")) or 0)
+        if done != expected:
+            return None, f"{done} sample_completed segment(s) but the report counts {expected:g} graded attempts"
+    return segments, ""
+
+
+def _final_system_errors(report: dict[str, Any] | None) -> float | None:
+    """The report's count of attempts whose last try was a system error (metrics_including_errors)."""
+    if not isinstance(report, dict):
+        return None
+    incl = report.get("metrics_including_errors")
+    aggs = incl.get("aggregations") if isinstance(incl, dict) else None
+    return _num(aggs.get("num_system_error")) if isinstance(aggs, dict) else None
+
+
+def _inferred_rows(run_id: str, segments: list[list[_Rec]], report: dict[str, Any] | None,
+                   warn: Any) -> tuple[list[SampleRow], dict[tuple[str, int], list[Span]]]:
+    """One attempt per safe segment; error segments are system-error attempts unless the report says they were retried."""
+    n_errors = sum(1 for s in segments if s[-1].kind == "error")
+    final_errors = _final_system_errors(report)
+    retried = n_errors > 0 and final_errors == 0
+    if retried:
+        warn("retried_errors", f"{n_errors} error record(s) are earlier tries that were retried (the report counts 0 system "
+             "errors); the last try counts, so they are not rows")
+    elif n_errors and final_errors is not None and final_errors != n_errors:
+        warn("retried_errors", f"{n_errors} error record(s) but the report counts {final_errors:g} system errors: some were "
+             "retried, and which ones cannot be told; all are kept as rows flagged may_be_retried")
+    rows: list[SampleRow] = []
+    spans: dict[tuple[str, int], list[Span]] = {}
+    for n, seg in enumerate(segments, start=1):
+        if seg[-1].kind == "error" and retried:
+            continue
+        lae = next((r for r in seg if r.kind == "sampling" and r.sample_id is not None), None)
+        sample_id, attempt = f"#{n}", 0
+        if lae is not None:
+            sample_id = str(lae.sample_id)
+            attempt = _attempt_int(lae.group_id) if _attempt_int(lae.group_id) is not None else 0
+        while (sample_id, attempt) in spans:  # the same task and attempt again: keep both, distinctly
+            attempt += 1
+        flags: tuple[str, ...] = (INFERRED_LABEL,)
+        if seg[-1].kind == "error" and final_errors is not None and final_errors != n_errors:
+            flags += ("may_be_retried",)
+        rows.append(_attempt_row(run_id, sample_id, attempt, seg, "inferred", flags))
+        spans[(sample_id, attempt)] = [r.span for r in seg]
+    return rows, spans
+
+
+def _log_at_end_rows(run_id: str, body: list[_Rec], report: dict[str, Any] | None,
+                     warn: Any) -> tuple[tuple[list[SampleRow], dict[tuple[str, int], list[Span]]] | None, str]:
+    """C.2.2.2, used only when the pairs account for every attempt the log counts."""
+    n_lae = sum(1 for r in body if r.kind == "sampling" and r.sample_id is not None)
+    n_done = sum(1 for r in body if r.kind == "sample_completed")
+    n_errors = sum(1 for r in body if r.kind == "error")
+    if n_lae != n_done:
+        return None, f"{n_lae} log_at_end sampling(s) but {n_done} sample_completed record(s)"
+    final_errors = _final_system_errors(report)
+    if n_errors and final_errors != 0:
+        why = "the report does not say" if final_errors is None else f"the report counts {final_errors:g} system error(s)"
+        return None, f"{n_errors} error record(s) cannot be tied to a task and may be final ({why})"
+    pairs: list[tuple[_Rec, _Rec | None]] = []
+    pending: dict[str | None, int] = {}
+    for r in body:
+        if r.kind == "sampling" and r.sample_id is not None:
+            if r.group_id in pending:
+                warn("ambiguous_pair", f"line {pairs[pending[r.group_id]][0].line}: another log_at_end sampling with group_id "
+                     f"{r.group_id!r} follows before any match; its correct is unknown", pairs[pending[r.group_id]][0].line)
+            pending[r.group_id] = len(pairs)
+            pairs.append((r, None))
+        elif r.kind == "match" and r.sample_id is None and r.group_id is not None:
+            idx = pending.pop(r.group_id, None)
+            if idx is None:
+                warn("unpaired_match", f"line {r.line}: match with group_id {r.group_id!r} follows no unpaired log_at_end "
+                     "sampling; not attributed", r.line)
+            else:
+                pairs[idx] = (pairs[idx][0], r)
+    if n_errors:
+        warn("retried_errors", f"{n_errors} error record(s) are earlier tries that were retried (the report counts 0 system "
+             "errors); the last try counts, so they are not rows")
+    kept: dict[tuple[str, int], tuple[list[_Rec], tuple[str, ...]]] = {}
+    for sampling, match in pairs:
+        sample_id = str(sampling.sample_id)
+        attempt = _attempt_int(sampling.group_id)
+        flags: tuple[str, ...] = ()
+        if attempt is None:
+            attempt = 0
+            flags += (f"group_id={sampling.group_id}",)
+        if match is None:
+            flags += ("unpaired",)
+        key = (sample_id, attempt)
+        if key in kept:  # the same task and attempt logged again: the last try counts
+            warn("repeated_attempt", f"line {sampling.line}: {sample_id} attempt {attempt} logged again; the last one counts",
+                 sampling.line)
+            flags += ("repeated",)
+            del kept[key]
+        kept[key] = ([sampling] + ([match] if match is not None else []), flags)
+    rows = [_attempt_row(run_id, sid, att, recs, "log_at_end", flags) for (sid, att), (recs, flags) in kept.items()]
+    spans = {key: [r.span for r in recs] for key, (recs, _flags) in kept.items()}
+    return (rows, spans), ""
+
+
+# --- rows ----------------------------------------------------------------------------------------------------------
+
+
+def _attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Rec], attribution: Attribution,
+                 flags: tuple[str, ...]) -> SampleRow:
+    """One attempt from its records: FinalResult first, then the solver's match, then the log_at_end match."""
+    finals = [r for r in recs if _is_final(r)]
+    final = finals[-1] if finals else None
+    solver_matches: list[_Rec] = []
+    lae_match: _Rec | None = None
+    lae_log: str | None = None
+    after_lae = False
+    last_outcome = -1
+    errors: list[tuple[int, _Rec]] = []
+    tokens = {"in": 0, "out": 0, "total": 0}
+    n_usage = 0
+    n_sampled = 0
+    for i, r in enumerate(recs):
+        if r.kind == "sampling":
+            if r.info.get("shape") == "log_at_end" or (r.sample_id is not None and r.info.get("grader_log") is not None):
+                after_lae = True
+                lae_log = r.info.get("grader_log")
+            n_sampled += r.info.get("n_messages") or 0
+            usage = r.info.get("usage")
+            if isinstance(usage, dict):
+                n_usage += 1
+                tokens["in"] += int(_num(usage.get("prompt_tokens")) or 0)
+                tokens["out"] += int(_num(usage.get("completion_tokens")) or 0)
+                tokens["total"] += int(_num(usage.get("total_tokens")) or
+                                       (_num(usage.get("prompt_tokens")) or 0) + (_num(usage.get("completion_tokens")) or 0))
+        elif r.kind == "match":
+            last_outcome = i
+            if after_lae:
+                lae_match, after_lae = r, False
+            else:
+                solver_matches.append(r)
+        elif r.kind in ("sample_completed",) or _is_final(r):
+            last_outcome = i
+        elif r.kind == "error":
+            errors.append((i, r))
+    score: float | None = None
+    correct: bool | None = None
+    rule: str | None = None
+    grader_log = lae_log
+    finish: FinishReason | None = None
+    n_messages = n_sampled or None
+    error = error_kind = None
+    if final is not None:
+        info = final.info
+        score, correct = info["score"], info["correct"]
+        grader_log = info["grader_log"] if info["grader_log"] is not None else lae_log
+        rule = f"FinalResult {info['rule']}"
+        finish = info["finish_reason"]
+        n_messages = info["n_messages"] if info["n_messages"] is not None else n_messages
+        if info["exception"] is not None:
+            error, error_kind = info["exception"]
+            score = 0.0 if score is None else score
+            correct = False if correct is None else correct
+    elif solver_matches:
+        correct = solver_matches[-1].info["correct"]
+        score, rule = (float(correct) if correct is not None else None), "match.correct"
+    elif lae_match is not None:
+        correct = lae_match.info["correct"]
+        score, rule = (float(correct) if correct is not None else None), LOG_AT_END_RULE
+    if len(finals) > 1:
+        flags += ("several_final_results",)
+    if len(solver_matches) > 1:
+        flags += ("several_matches",)
+    metrics: dict[str, Any] = {}
+    final_errors = [r for i, r in errors if i > last_outcome]
+    retried = [r for i, r in errors if i <= last_outcome]
+    if final_errors:  # the last try ended in a system error
+        error, error_kind = final_errors[-1].info["text"], "system_error"
+        score = correct = None
+        finish, rule = "error", None
+    if retried:
+        flags += ("retried_after_error",)
+        metrics["retried_errors"] = [r.info["text"] for r in retried]
+    if final is not None and final.info.get("flags"):
+        metrics.update({k: v for k, v in final.info["flags"].items() if v is not None})
+    return SampleRow(
+        run_id=run_id, sample_id=sample_id, attempt=attempt, sort_key=numeric_sort_key(sample_id),
+        score=score, correct=correct, correct_rule=rule,
+        tokens_in=tokens["in"] if n_usage else None, tokens_out=tokens["out"] if n_usage else None,
+        tokens_total=tokens["total"] if n_usage else None, tokens_computed=n_usage > 1,
+        error=error, error_kind=error_kind, finish_reason=finish, n_messages=n_messages, grader_log=grader_log,
+        attribution=attribution, has_transcript=True, flags=flags, metrics=metrics,
+    )
+
+
+def _check_against_report(report: dict[str, Any] | None, label: str | None, attribution: Attribution,
+                          rows: list[SampleRow], aggregates: dict[str, Any], warn: Any) -> None:
+    """Our mean must match the report's accuracy; when it cannot, say why instead of staying silent."""
+    reported = _num(report.get("accuracy")) if isinstance(report, dict) else None
+    if reported is None:
+        return
+    if attribution == "aggregate_only" or not rows:
+        n, k = aggregates["match_events"], aggregates["match_correct"]
+        ours = k / n if n else None
+        counted = f"{n} null-group match record(s)"
+    else:
+        scored = [r.score for r in rows if r.score is not None and not (r.error is not None and r.error_kind == "system_error")]
+        ours = sum(scored) / len(scored) if scored else None
+        counted = f"{len(scored)} scored attempt(s)"
+    if ours is not None and abs(ours - reported) <= 1e-9:
+        return
+    reason = ""
+    aggs = report.get("aggregations") if isinstance(report, dict) else None
+    n_counted = int(counted.split(" ", 1)[0])
+    if isinstance(aggs, dict):
+        graded = (_num(aggs.get("num_correct")) or 0) + (_num(aggs.get("num_incorrect")) or 0)
+        if graded != n_counted:
+            reason = f"; the report counts {graded:g} graded attempt(s) against our {counted} (lines missing, or an excerpt?)"
+    if attribution == "log_at_end":
+        reason += "; log_at_end matches use bool(score), so any non-zero score counts as correct there"
+    if label == "partial final_report":
+        reason += "; the report is partial, written before the run ended"
+    shown = "none" if ours is None else f"{ours:.4f}"
+    warn("report_mismatch",
+         f"our mean score ({shown}, from {counted}) differs from the report's accuracy ({reported:.4f}){reason}")
+
+
+# --- transcript ----------------------------------------------------------------------------------------------------
 
 
 def build_transcript(run_id: str, sample_id: str, attempt: int, records: list[dict[str, Any]]) -> Transcript:
-    raise NotImplementedError
+    """One attempt's records in log order: FinalResult convo, Step checkpoints, model calls, events."""
+    items: list[Any] = []
+    grade = Grade()
+    final_seen = False
+    lae_pending = False
+    record_error = False  # grade.error came from an `error` record; a later outcome means that try was retried
+    for rec in records:
+        kind = rec.get("record_type")
+        when = parse_timestamp(rec.get("timestamp"))
+        if record_error and kind in ("extra", "match", "sample_completed") and (
+                kind != "extra" or extra_class(rec.get("data")) == "final"):
+            grade = grade.model_copy(update={"error": None, "finish_reason": None})
+            record_error = False
+        if kind == "extra":
+            data = rec.get("data")
+            cls = extra_class(data)
+            if cls == "step" and isinstance(data, dict):
+                score, correct, log, _rule = grade_of(data, final=False)
+                items.append(GradeCheckpoint(score=score, correct=correct, grader_log=log,
+                                             elapsed_s=parse_duration_seconds(data.get("elapsed"))))
+            elif cls == "final" and isinstance(data, dict):
+                final_seen = True
+                msgs = convo_messages(data.get("convo"))
+                if msgs is not None:
+                    items.extend(to_message(m) for m in msgs)
+                elif data.get("convo") is not None:
+                    items.append(GenericEvent(type="convo", data=data.get("convo"), timestamp=when))
+                score, correct, log, _rule = grade_of(data, final=True)
+                exc = exception_of(data)
+                limits = {k: data.get(k) if isinstance(data.get(k), bool) else None
+                          for k in ("max_steps_reached", "max_time_reached", "max_tokens_reached")}
+                grade = Grade(
+                    score=0.0 if score is None and exc else score, correct=False if correct is None and exc else correct,
+                    grader_log=log, finish_reason=finish_reason_of(data), error=exc[0] if exc else None, **limits,
+                )
+                rest = {k: v for k, v in data.items() if k not in ("convo", "grade")}
+                items.append(GenericEvent(type=str(data.get("type") or "final_result"), data=rest, timestamp=when))
+            else:
+                items.append(GenericEvent(type="extra", data=data, timestamp=when))
+        elif kind == "sampling":
+            shape = sampling_shape(rec)
+            items.extend(_sampling_items(rec, shape, when))
+            if shape == "log_at_end":
+                lae_pending = True
+                if grade.grader_log is None:
+                    grade = grade.model_copy(update={"grader_log": rec.get("sampled")})
+        elif kind == "match":
+            items.append(GenericEvent(type="match", data=_payload(rec), timestamp=when))
+            correct = rec.get("correct") if isinstance(rec.get("correct"), bool) else None
+            if not final_seen and correct is not None and (grade.correct is None or not lae_pending):
+                grade = grade.model_copy(update={"correct": correct, "score": float(correct)})
+            lae_pending = False
+        elif kind == "error":
+            items.append(GenericEvent(type="error", data=_payload(rec), timestamp=when))
+            grade = grade.model_copy(update={"error": error_text(rec), "finish_reason": "error", "score": None, "correct": None})
+            record_error = True
+        else:
+            items.append(GenericEvent(type=str(kind), data=_payload(rec), timestamp=when))
+    return Transcript(run_id=run_id, sample_id=sample_id, attempt=attempt, items=tuple(items), grade=grade, raw=tuple(records))
+
+
+def _payload(rec: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in rec.items() if k not in ("timestamp", "record_type")}
+
+
+def _sampling_items(rec: dict[str, Any], shape: str, when: Any) -> list[Any]:
+    """A sampling record as messages (and a ModelCall for mcq_api's ChatCompletion)."""
+    prompt, sampled = rec.get("prompt"), rec.get("sampled")
+    if shape == "chat" and isinstance(sampled, dict):
+        out: list[Any] = [to_message(m, default_role="user") for m in prompt] if isinstance(prompt, list) else (
+            [Message(role="user", text=prompt)] if isinstance(prompt, str) and prompt else [])
+        usage = sampled.get("usage") if isinstance(sampled.get("usage"), dict) else {}
+        choices = sampled.get("choices") if isinstance(sampled.get("choices"), list) else []
+        first = choices[0] if choices and isinstance(choices[0], dict) else {}
+        out.append(ModelCall(model=sampled.get("model") if isinstance(sampled.get("model"), str) else None,
+                             tokens_in=usage.get("prompt_tokens"), tokens_out=usage.get("completion_tokens"),
+                             tokens_total=usage.get("total_tokens"),
+                             finish_reason=first.get("finish_reason") if isinstance(first.get("finish_reason"), str) else None,
+                             timestamp=when))
+        for choice in choices:
+            msg = choice.get("message") if isinstance(choice, dict) else None
+            out.append(to_message(msg if msg is not None else choice, default_role="assistant"))
+        return out
+    if shape == "pretty":
+        found = _AUTHOR.search(str(prompt))
+        return [Message(role=found.group(1) if found else "unknown", text=str(sampled) if sampled is not None else "",
+                        timestamp=when, metadata={"header": str(prompt).strip()})]
+    if shape == "log_at_end":
+        return [GenericEvent(type="log_at_end", data=_payload(rec), timestamp=when)]
+    out = []
+    if isinstance(prompt, list):
+        out.extend(to_message(m, default_role="user") for m in prompt)
+    elif isinstance(prompt, str) and prompt:
+        out.append(Message(role="user", text=prompt, timestamp=when))
+    for text in sampled if isinstance(sampled, list) else ([] if sampled is None else [sampled]):
+        out.append(to_message(text, default_role="assistant") if not isinstance(text, str)
+                   else Message(role="assistant", text=text, timestamp=when))
+    return out or [GenericEvent(type="sampling", data=_payload(rec), timestamp=when)]
