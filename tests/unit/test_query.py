@@ -1,0 +1,385 @@
+"""loaders.query: run statistics, the per-seed table and filters, run comparison."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from loaders import query, stats
+from loaders.formats.index import numeric_sort_key
+from loaders.schema import Message, Run, SampleRow
+
+
+def run(run_id: str = "A", **kw: Any) -> Run:
+    return Run(run_id=run_id, source="mem", source_kind="test", location="mem", display_name=f"run {run_id}", **kw)
+
+
+def row(sample_id: str, attempt: int = 0, score: float | None = None, correct: bool | None = None, run_id: str = "A",
+        **kw: Any) -> SampleRow:
+    if score is None and correct is not None:
+        score = float(correct)
+    return SampleRow(run_id=run_id, sample_id=sample_id, attempt=attempt, sort_key=numeric_sort_key(sample_id), score=score,
+                     correct=correct, **kw)
+
+
+def binary_rows(passes: list[bool], prefix: str = "s.", run_id: str = "A") -> list[SampleRow]:
+    return [row(f"{prefix}{i}", correct=p, run_id=run_id) for i, p in enumerate(passes)]
+
+
+# ---------------------------------------------------------------- run_statistics
+
+
+def test_run_statistics_headline_matches_scipy_and_separates_system_errors() -> None:
+    rows = binary_rows([True] * 6 + [False] * 3)
+    rows.append(row("s.9", error="sandbox died", error_kind="system_error"))
+    rows.append(row("s.10", score=0.0, correct=False, error="ValueError: bad", error_kind="ValueError",
+                    finish_reason="error"))
+    st = query.run_statistics(run(), rows)
+    ref = sps.binomtest(6, 10).proportion_ci(method="wilson")
+    h = st["headline"]
+    assert (h["estimate"], h["n"], h["method"]) == (0.6, 10, stats.WILSON)
+    assert (h["low"], h["high"]) == pytest.approx((ref.low, ref.high))
+    incl = st["error_inclusive"]
+    assert (incl["estimate"], incl["n"]) == (pytest.approx(6 / 11), 11)
+    assert "excluded" in st["error_aware"]["label"] and "failures" in incl["label"]
+    assert (st["n_samples"], st["n_attempts"], st["n_system_errors"], st["n_errors"]) == (11, 11, 1, 2)
+    assert st["binary"] is True
+    assert st["pass_at_k"] == [] and st["flaky"] is None
+    kinds = {e["error_kind"]: e for e in st["errors"]}
+    assert kinds["system_error"]["example"] == "sandbox died" and kinds["system_error"]["system_error"]
+    assert kinds["ValueError"]["count"] == 1 and not kinds["ValueError"]["system_error"]
+    assert {f["finish_reason"]: f["count"] for f in st["finish_reasons"]} == {"error": 1, "unknown": 10}
+    json.dumps(st)  # JSON-able as is
+
+
+def test_run_statistics_continuous_uses_t_interval() -> None:
+    values = [0.2, 0.4, 0.9, 0.65]
+    st = query.run_statistics(run(), [row(str(i), score=v) for i, v in enumerate(values)])
+    arr = np.array(values)
+    low, high = sps.t.interval(0.95, len(arr) - 1, loc=arr.mean(), scale=sps.sem(arr))
+    assert st["binary"] is False and st["headline"]["method"] == stats.T_INTERVAL
+    assert (st["headline"]["low"], st["headline"]["high"]) == pytest.approx((low, high))
+
+
+def test_run_statistics_attempts_give_pass_at_k_and_flaky_share() -> None:
+    rows = [row("a", i, correct=c) for i, c in enumerate([True, False, True])]
+    rows += [row("b", i, correct=c) for i, c in enumerate([False, False, False])]
+    st = query.run_statistics(run(), rows)
+    assert st["max_attempts"] == 3
+    assert [t["k"] for t in st["pass_at_k"]] == [1, 2, 3]
+    assert st["pass_at_k"][0]["pass_at_k"] == pytest.approx((2 / 3 + 0) / 2)
+    assert st["flaky"]["share"] == 0.5 and st["flaky"]["sample_ids"] == ["a"]
+
+
+def test_run_statistics_usage_unknown_is_none_never_zero() -> None:
+    rows = [row("a", correct=True, latency_ms=100.0, tokens_total=10), row("b", correct=False, latency_ms=300.0)]
+    usage = query.run_statistics(run(), rows)["usage"]
+    assert usage["cost_usd"] == {"total": None, "mean": None, "p50": None, "p95": None, "n_known": 0, "n_missing": 2}
+    assert usage["latency_ms"]["total"] == 400.0 and usage["latency_ms"]["p50"] == 200.0
+    assert usage["tokens_total"]["total"] == 10 and usage["tokens_total"]["n_missing"] == 1
+
+
+def test_run_statistics_empty_run() -> None:
+    st = query.run_statistics(run(), [])
+    assert st["headline"]["estimate"] is None and st["n_samples"] == 0 and st["reported"]["available"] is False
+
+
+def test_reported_match_and_mismatch_reasons() -> None:
+    rows = binary_rows([True, True, False, False])
+    same = query.run_statistics(run(reported_metrics={"accuracy": 0.5}, report_label="final_report"), rows)["reported"]
+    assert same["mismatch"] is False and same["value"] == 0.5 and same["reason"] is None
+    # evals averages over match events: 5 events (one sample matched twice) with 3 correct
+    flagged = [*rows[:3], rows[3].model_copy(update={"flags": ("several_matches",)})]
+    evals_run = run(reported_metrics={"accuracy": 0.6}, report_label="final_report",
+                    aggregates={"match_events": 5, "match_correct": 3})
+    rep = query.run_statistics(evals_run, flagged)["reported"]
+    assert rep["mismatch"] is True and rep["difference"] == pytest.approx(-0.1)
+    assert "match events" in rep["reason"] and "equals the report" in rep["reason"] and "several match" in rep["reason"]
+    partial = query.run_statistics(run(reported_metrics={"accuracy": 0.25}, report_label="partial final_report",
+                                       status="incomplete"), rows)["reported"]
+    assert partial["mismatch"] is True and "partial" in partial["reason"] and "incomplete" in partial["reason"]
+
+
+def test_reported_figure_rounded_for_print_is_not_a_mismatch() -> None:
+    rows = binary_rows([True, True, False])
+    rep = query.run_statistics(run(reported_metrics={"score": 0.6667}, report_label="avg row"), rows)["reported"]
+    assert rep["mismatch"] is False and rep["reason"] == "upstream rounds to 4 decimals"
+    off = query.run_statistics(run(reported_metrics={"score": 0.6668}), rows)["reported"]
+    assert off["mismatch"] is True
+    short = query.run_statistics(run(reported_metrics={"score": 0.67}), rows)["reported"]
+    assert short["mismatch"] is True  # two places could be an exact value: no rounding assumed
+
+
+def test_reported_mismatch_explained_by_error_inclusive_figure() -> None:
+    rows = [*binary_rows([True, True, False]), row("s.3", error="down", error_kind="system_error")]
+    rep = query.run_statistics(run(reported_metrics={"accuracy": 0.5}), rows)["reported"]
+    assert rep["mismatch"] is True and "error-inclusive" in rep["reason"]
+
+
+def test_aggregate_only_run_uses_match_counts() -> None:
+    agg = run(attribution="aggregate_only", has_sample_ids=False, aggregates={"match_events": 10, "match_correct": 7})
+    h = query.run_statistics(agg, [])["headline"]
+    assert h["estimate"] == 0.7 and h["from_aggregates"] and h["method"] == stats.WILSON
+
+
+def test_existing_summarize_unchanged() -> None:
+    s = query.summarize(run(), binary_rows([True, False]))
+    assert s["score_mean"] == 0.5 and s["n_samples"] == 2 and s["tokens_total"] is None
+
+
+# ---------------------------------------------------------------- seed table and filters
+
+
+def _mixed_rows() -> list[SampleRow]:
+    return [
+        row("t.1", 0, correct=True, grader_log="exact match"), row("t.1", 1, correct=True),
+        row("t.2", 0, correct=True), row("t.2", 1, correct=False, grader_log="Wrong [unit]"),
+        row("t.3", 0, correct=False), row("t.3", 1, correct=False),
+        row("t.10", 0, score=0.5), row("t.10", 1, error="Timeout after 30s", error_kind="system_error"),
+    ]
+
+
+def test_seed_table_rows_and_status_columns() -> None:
+    frame = query.seed_table(_mixed_rows())
+    assert len(frame) == 8
+    assert list(frame["sample_id"].unique()) == ["t.1", "t.2", "t.3", "t.10"]  # numeric order
+    assert frame.loc[frame["sample_id"] == "t.2", "flaky"].all()
+    assert not frame.loc[frame["sample_id"] == "t.10", "flaky"].any()  # one graded attempt only
+    assert frame["status"].tolist() == ["passed", "passed", "passed", "failed", "failed", "failed", "failed", "errored"]
+
+
+def test_seed_table_grouped_aggregates_attempts() -> None:
+    g = query.seed_table(_mixed_rows(), grouped=True).set_index("sample_id")
+    assert g.loc["t.1", "k_of_n"] == "2/2" and g.loc["t.2", "k_of_n"] == "1/2" and g.loc["t.3", "k_of_n"] == "0/2"
+    assert g.loc["t.10", "k_of_n"] == "0/1" and g.loc["t.10", "errored"]
+    assert g.loc["t.2", "score"] == 0.5 and g.loc["t.2", "status"] == "flaky"
+    assert g["status"].to_dict() == {"t.1": "passed", "t.2": "flaky", "t.3": "failed", "t.10": "errored"}
+    assert "Wrong [unit]" in g.loc["t.2", "grader_log"]
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_filter_rows_status_score_and_search(grouped: bool) -> None:
+    frame = query.seed_table(_mixed_rows(), grouped=grouped)
+
+    def ids(**kw: Any) -> set[str]:
+        return set(query.filter_rows(frame, **kw)["sample_id"])
+
+    assert ids(status="all") == {"t.1", "t.2", "t.3", "t.10"}
+    assert ids(status="errored") == {"t.10"}
+    assert ids(status="flaky") == {"t.2"}
+    assert ids(status="passed") == ({"t.1", "t.2"} if not grouped else {"t.1"})
+    assert ids(status="failed") == ({"t.2", "t.3", "t.10"} if not grouped else {"t.3", "t.10"})
+    assert ids(score_min=0.4, score_max=0.6) == ({"t.10"} if not grouped else {"t.2", "t.10"})
+    assert ids(search="wrong [UNIT]") == {"t.2"}  # plain text, case-insensitive, brackets literal
+    assert ids(search="timeout") == {"t.10"}  # error text
+    assert ids(search="T.1") == {"t.1", "t.10"}  # sample id
+    assert ids(search=r"^t\.[23]$", regex=True) == {"t.2", "t.3"}
+    assert ids(status="failed", search="wrong") == ({"t.2"} if not grouped else set())
+
+
+def test_filter_rows_rejects_bad_input() -> None:
+    frame = query.seed_table(_mixed_rows())
+    with pytest.raises(ValueError, match="status"):
+        query.filter_rows(frame, status="weird")
+    with pytest.raises(ValueError, match="regular expression"):
+        query.filter_rows(frame, search="([", regex=True)
+
+
+def test_filter_rows_100k_rows_smoke() -> None:
+    n = 100_000
+    rows = [SampleRow(run_id="r", sample_id=f"big.{i // 2}", attempt=i % 2, sort_key=(i // 2, f"big.{i // 2}"),
+                      score=float(i % 4 == 0), correct=i % 4 == 0,
+                      error="RateLimit: slow down" if i % 1000 == 1 else None, error_kind="RateLimit" if i % 1000 == 1 else None,
+                      grader_log="needle here" if i % 10_000 == 0 else None) for i in range(n)]
+    frame = query.seed_table(rows)
+    assert len(frame) == n
+    assert len(query.filter_rows(frame, "passed")) == n // 4
+    assert len(query.filter_rows(frame, "errored")) == n // 1000
+    # sample k holds rows 2k (passes iff k is even) and 2k + 1 (always fails): even samples are flaky
+    assert len(query.filter_rows(frame, "flaky")) == n // 2
+    assert len(query.filter_rows(frame, search="NEEDLE")) == n // 10_000
+    # "big.4999" matches big.4999 and big.49990..49999; the passing rows are attempt 0 of the even ones
+    assert len(query.filter_rows(frame, "passed", score_min=1.0, search="big.4999")) == 5
+    grouped = query.seed_table(rows, grouped=True)
+    assert len(grouped) == n // 2
+    assert len(query.filter_rows(grouped, "failed")) == n // 4  # odd sample numbers never pass
+
+
+# ---------------------------------------------------------------- alignment
+
+
+def test_map_sample_id_strategies() -> None:
+    assert query.map_sample_id("arc.dev.12") == "arc.dev.12"
+    assert query.map_sample_id("arc.dev.12", "numeric") == query.map_sample_id("12", "numeric") == "12"
+    assert query.map_sample_id("seed_007", "numeric suffix") == "7"
+    assert query.map_sample_id("no-number-here", "numeric") == "no-number-here"
+    assert query.map_sample_id("X", lambda s: s.lower()) == "x"
+    with pytest.raises(ValueError):
+        query.map_sample_id("a", "fuzzy")
+
+
+def test_align_runs_exact_and_numeric() -> None:
+    a = binary_rows([True, False, True], prefix="arc.dev.")
+    b = binary_rows([True, True, False, True], prefix="", run_id="B")  # ids "0".."3"
+    exact = query.align_runs(a, b)
+    assert exact.both == [] and len(exact.only_a) == 3 and len(exact.only_b) == 4
+    numeric = query.align_runs(a, b, id_map="numeric")
+    assert [(x.sample_id, y.sample_id) for x, y in numeric.both] == [("arc.dev.0", "0"), ("arc.dev.1", "1"), ("arc.dev.2", "2")]
+    assert numeric.only_a == [] and [r.sample_id for r in numeric.only_b] == ["3"]
+    assert numeric.only_b_samples == ["3"]
+
+
+def test_align_runs_reports_id_clashes_instead_of_dropping() -> None:
+    a = [row("dev.1", correct=True), row("test.1", correct=False)]
+    b = [row("1", correct=True, run_id="B")]
+    al = query.align_runs(a, b, id_map="numeric")
+    assert len(al.both) == 1 and [r.sample_id for r in al.only_a] == ["test.1"]
+    assert al.warnings and "test.1" in al.warnings[0]
+
+
+def test_align_runs_by_attempt() -> None:
+    a = [row("x", 0, correct=True), row("x", 1, correct=True)]
+    b = [row("x", 0, correct=True, run_id="B")]
+    al = query.align_runs(a, b)
+    assert len(al.both) == 1 and [(r.sample_id, r.attempt) for r in al.only_a] == [("x", 1)]
+    assert al.only_a_samples == []  # the sample is in both; only an attempt is unmatched
+
+
+# ---------------------------------------------------------------- compare_runs
+
+
+def test_compare_binary_uses_exact_mcnemar_and_lists_unshared_samples() -> None:
+    a_pass = [True] * 12 + [False] * 4 + [True] * 2 + [False] * 2
+    b_pass = [False] * 9 + [True] * 3 + [True] * 4 + [True] * 2 + [False] * 2
+    rows_a = [*binary_rows(a_pass), row("only.a", correct=True)]
+    rows_b = [*binary_rows(b_pass, run_id="B"), row("only.b", correct=False, run_id="B"), row("only.b2", correct=True, run_id="B")]
+    c = query.compare_runs(run("A"), rows_a, run("B"), rows_b)
+    assert (c["n_both"], c["only_a"], c["only_b"]) == (20, ["only.a"], ["only.b", "only.b2"])
+    assert c["sets_differ"] and any("different samples" in w for w in c["warnings"])
+    assert (c["regressed"], c["improved"], c["unchanged"]) == (9, 4, 7)
+    assert c["test"] == stats.MCNEMAR and c["binary"] and c["unit"] == "attempt"
+    assert c["p_value"] == pytest.approx(sps.binomtest(9, 13, 0.5).pvalue)
+    assert c["delta"] == pytest.approx((sum(b_pass) - sum(a_pass)) / 20)
+    ref = stats.paired_proportion_diff_ci(both=5, only_b=4, only_a=9, neither=2)
+    assert c["delta_ci"] == [ref.low, ref.high] and "Newcombe" in c["delta_ci_method"]
+    assert c["significant"] is False and c["regression"] is False
+    assert {f["change"] for f in c["flips"]} == {"improved", "regressed", "unchanged"}
+    assert c["flips"][0] == {"sample_id": "s.0", "sample_id_b": "s.0", "attempt": 0, "score_a": 1.0, "score_b": 0.0,
+                             "change": "regressed"}
+    assert c["run_a"]["headline"]["n"] == 21 and c["run_b"]["headline"]["n"] == 22
+    json.dumps(c)  # the CLI's --json, no default= needed
+
+
+def test_compare_flags_significant_regression_and_improvement() -> None:
+    good, bad = [True] * 30, [True] * 20 + [False] * 10
+    worse = query.compare_runs(run("A"), binary_rows(good), run("B"), binary_rows(bad, run_id="B"))
+    assert worse["p_value"] == pytest.approx(sps.binomtest(10, 10, 0.5).pvalue)
+    assert worse["significant"] and worse["regression"] and not worse["improvement"]
+    assert worse["delta_ci"][1] < 0
+    better = query.compare_runs(run("B"), binary_rows(bad, run_id="B"), run("A"), binary_rows(good))
+    assert better["significant"] and better["improvement"] and not better["regression"]
+    strict = query.compare_runs(run("A"), binary_rows(good), run("B"), binary_rows(bad, run_id="B"), alpha=0.001)
+    assert strict["p_value"] > 0.001 and not strict["regression"] and strict["confidence"] == 0.999
+
+
+def test_compare_continuous_uses_wilcoxon_and_paired_bootstrap() -> None:
+    a = [0.1, 0.4, 0.5, 0.3, 0.9, 0.2, 0.6, 0.45]
+    b = [0.3, 0.35, 0.8, 0.5, 0.95, 0.1, 0.9, 0.7]
+    c = query.compare_runs(run("A"), [row(f"s.{i}", score=v) for i, v in enumerate(a)],
+                           run("B"), [row(f"s.{i}", score=v, run_id="B") for i, v in enumerate(b)])
+    assert c["test"] == stats.WILCOXON and not c["binary"]
+    assert c["p_value"] == pytest.approx(sps.wilcoxon(b, a).pvalue)
+    ci = stats.paired_bootstrap_ci(a, b)
+    assert c["delta_ci"] == [ci.low, ci.high] and c["delta_ci_method"] == stats.PAIRED_BOOTSTRAP
+    assert c["delta"] == pytest.approx(np.mean(b) - np.mean(a))
+    assert (c["improved"], c["regressed"], c["unchanged"]) == (6, 2, 0)
+
+
+def test_compare_excludes_system_errors_and_reports_them() -> None:
+    rows_a = binary_rows([True, True, False])
+    rows_b = [row("s.0", correct=True, run_id="B"), row("s.1", error="infra", error_kind="system_error", run_id="B"),
+              row("s.2", correct=True, run_id="B")]
+    c = query.compare_runs(run("A"), rows_a, run("B"), rows_b)
+    assert c["n_excluded"] == 1 and c["n_used"] == 2 and c["flips"][1]["change"] == "excluded"
+    as_fail = query.compare_runs(run("A"), rows_a, run("B"), rows_b, errors="as_fail")
+    assert as_fail["n_used"] == 3 and as_fail["regressed"] == 1
+
+
+def test_compare_identical_and_empty_runs() -> None:
+    rows = binary_rows([True, False, True])
+    same = query.compare_runs(run("A"), rows, run("B"), [r.model_copy(update={"run_id": "B"}) for r in rows])
+    assert same["p_value"] == 1.0 and same["delta"] == 0.0 and not same["significant"] and same["unchanged"] == 3
+    empty = query.compare_runs(run("A"), [], run("B"), [])
+    assert empty["n_both"] == 0 and empty["delta"] is None and empty["regression"] is False
+    json.dumps(empty)
+
+
+def test_compare_numeric_id_map() -> None:
+    rows_a = binary_rows([True, False], prefix="arc.dev.")
+    rows_b = binary_rows([True, True], prefix="", run_id="B")
+    assert query.compare_runs(run("A"), rows_a, run("B"), rows_b)["n_both"] == 0
+    c = query.compare_runs(run("A"), rows_a, run("B"), rows_b, id_map="numeric")
+    assert c["n_both"] == 2 and c["improved"] == 1 and c["id_map"] == "numeric"
+    assert c["flips"][1]["sample_id"] == "arc.dev.1" and c["flips"][1]["sample_id_b"] == "1"
+
+
+def test_compare_usage_deltas() -> None:
+    rows_a = [row("a", correct=True, tokens_total=100, cost_usd=0.01), row("b", correct=True, tokens_total=50)]
+    rows_b = [row("a", correct=True, tokens_total=80, cost_usd=0.02, run_id="B"), row("b", correct=True, run_id="B")]
+    u = query.compare_runs(run("A"), rows_a, run("B"), rows_b)["usage"]
+    assert u["tokens_total"] == {"total_a": 100.0, "total_b": 80.0, "delta": -20.0, "mean_a": 100.0, "mean_b": 80.0, "n": 1}
+    assert u["cost_usd"]["delta"] == pytest.approx(0.01)
+    assert u["latency_ms"]["delta"] is None and u["latency_ms"]["n"] == 0
+
+
+def test_compare_with_attempts_reports_k_of_n_and_flakiness() -> None:
+    rows_a = [row("s.1", i, correct=c) for i, c in enumerate([True, True, True])]
+    rows_a += [row("s.2", i, correct=c) for i, c in enumerate([True, False, True])]
+    rows_a += [row("s.3", i, correct=c) for i, c in enumerate([False, False, False])]
+    rows_b = [row("s.1", i, correct=c, run_id="B") for i, c in enumerate([True, False, True])]
+    rows_b += [row("s.2", i, correct=c, run_id="B") for i, c in enumerate([True, True, True])]
+    rows_b += [row("s.3", i, correct=c, run_id="B") for i, c in enumerate([False, False, False])]
+    c = query.compare_runs(run("A"), rows_a, run("B"), rows_b)
+    assert c["unit"] == "sample" and c["n_used"] == 3 and c["n_pairs"] == 9
+    assert c["became_flaky"] == ["s.1"] and c["stopped_being_flaky"] == ["s.2"]
+    seeds = {s["sample_id"]: s for s in c["seeds"]}
+    assert (seeds["s.1"]["k_a"], seeds["s.1"]["n_a"], seeds["s.1"]["k_b"], seeds["s.1"]["n_b"]) == (3, 3, 2, 3)
+    assert c["test"] == stats.WILCOXON  # per-sample pass rates are not 0/1
+    assert c["delta"] == pytest.approx(0.0)
+
+
+def test_compare_many_against_baseline_with_bh_adjustment() -> None:
+    base = binary_rows([True] * 20)
+    worse = binary_rows([True] * 10 + [False] * 10, run_id="B")
+    same = binary_rows([True] * 20, run_id="C")
+    out = query.compare_many([(run("A"), base), (run("B"), worse), (run("C"), same)], baseline="A")
+    assert out["baseline"] == "A" and [h["run_id"] for h in out["headlines"]] == ["A", "B", "C"]
+    assert [c["run_b"]["run_id"] for c in out["comparisons"]] == ["B", "C"]
+    ref = sps.false_discovery_control([out["comparisons"][0]["p_value"], 1.0])
+    assert [c["p_value_adjusted"] for c in out["comparisons"]] == pytest.approx(ref.tolist())
+    assert out["comparisons"][0]["regression"]
+    with pytest.raises(ValueError):
+        query.compare_many([(run("A"), base)], baseline="Z")
+    assert query.compare_many([])["comparisons"] == []
+
+
+# ---------------------------------------------------------------- transcripts
+
+
+def test_transcript_alignment_marks_first_divergence() -> None:
+    a = [Message(role="system", text="Be brief."), Message(role="user", text="2+2?"), Message(role="assistant", text="4")]
+    b = [Message(role="system", text="Be brief."), Message(role="user", text="2+2?"), Message(role="assistant", text="5"),
+         Message(role="user", text="sure?")]
+    out = query.transcript_alignment(a, b)
+    assert out["first_divergence"] == 2 and len(out["pairs"]) == 4
+    assert [p["same"] for p in out["pairs"]] == [True, True, False, False]
+    assert out["pairs"][3]["a"] is None and out["pairs"][3]["b"].text == "sure?"
+    assert query.transcript_alignment(a, list(a))["first_divergence"] is None
+    assert query.transcript_alignment(a, a[:2])["first_divergence"] == 2
+    assert query.transcript_alignment([], [])["first_divergence"] is None
+    role_only = query.transcript_alignment([{"role": "user", "text": "hi"}], [{"role": "assistant", "text": "hi"}])
+    assert role_only["first_divergence"] == 0
