@@ -25,7 +25,6 @@ ROW_COLUMNS = [
     "latency_ms", "tokens_in", "tokens_out", "tokens_total", "tokens_computed", "cost_usd", "finish_reason", "error",
     "error_kind", "n_messages", "grader_log", "attribution", "correct_rule", "flags", "has_transcript",
 ]
-SYSTEM_ERROR_KINDS = {"system_error"}
 NO_NUMBER = 1 << 62  # numeric_sort_key's marker for ids without a trailing integer
 
 
@@ -34,7 +33,8 @@ def rows_frame(rows: Sequence[SampleRow]) -> pd.DataFrame:
     ordered = sorted(rows, key=lambda r: (r.sort_key, r.attempt))
     data = {col: [getattr(r, col) for r in ordered] for col in ROW_COLUMNS}
     data["flags"] = [", ".join(r.flags) for r in ordered]
-    frame = pd.DataFrame(data, columns=ROW_COLUMNS)
+    data["system_error"] = [r.is_system_error for r in ordered]
+    frame = pd.DataFrame(data, columns=[*ROW_COLUMNS, "system_error"])
     for col in ("score", "reward_mean", "outcome_score", "events_score", "verifier_score", "latency_ms", "cost_usd"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
     for col in ("tokens_in", "tokens_out", "tokens_total", "n_messages"):
@@ -46,7 +46,7 @@ def rows_frame(rows: Sequence[SampleRow]) -> pd.DataFrame:
 
 def is_system_error(row: SampleRow) -> bool:
     """An attempt that failed for reasons outside the model (nanoeval excludes these)."""
-    return row.error is not None and (row.error_kind in SYSTEM_ERROR_KINDS or row.score is None)
+    return row.is_system_error
 
 
 def _mean(values: list[float]) -> float | None:
@@ -282,7 +282,7 @@ STATUSES = ("all", "passed", "failed", "errored", "flaky")
 
 def _with_status(frame: pd.DataFrame) -> pd.DataFrame:
     """Adds passed / errored / flaky / status columns, vectorised (same rules as loaders.stats)."""
-    system = frame["error"].notna() & (frame["error_kind"].isin(list(SYSTEM_ERROR_KINDS)) | frame["score"].isna())
+    system = frame["system_error"].astype(bool)
     correct = frame["correct"]
     by_score = pd.array((frame["score"] >= 1.0).where(frame["score"].notna()).tolist(), dtype="boolean")
     passed = correct.where(correct.notna(), pd.Series(by_score, index=frame.index)).astype("boolean")

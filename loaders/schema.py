@@ -95,6 +95,11 @@ class SampleRow(_Frozen):
     flags: tuple[str, ...] = ()  # e.g. "several_matches", "possibly_misreported"
     metrics: dict[str, Any] = Field(default_factory=dict)
 
+    @property
+    def is_system_error(self) -> bool:
+        """Failed for reasons outside the model (infra, harness): nanoeval leaves these out of accuracy."""
+        return self.error is not None and (self.error_kind == "system_error" or self.score is None)
+
 
 class ToolCall(_Frozen):
     id: str | None = None
@@ -210,3 +215,15 @@ class SourceListing(_Frozen):
     kind: str
     runs: tuple[Run, ...] = ()
     warnings: tuple[LoadWarning, ...] = ()
+
+
+class SearchHit(_Frozen):
+    """One match of a transcript search: where it is and the text around it (decoded, not JSON-escaped)."""
+
+    run_id: str
+    sample_id: str
+    attempt: int = 0
+    where: str = ""  # which record and JSON path, e.g. "sampling: data.prompt[1].content"
+    snippet: str  # the text around the match, on one line
+    start: int  # the match is snippet[start:end]
+    end: int

@@ -167,7 +167,7 @@ def attempt_passed(row: SampleRow, threshold: float = 1.0) -> bool | None:
 
     System errors (nanoeval excludes them) and ungraded attempts are None: not a fail.
     """
-    if row.error is not None and (row.error_kind == "system_error" or row.score is None):
+    if row.is_system_error:
         return None
     if row.correct is not None:
         return bool(row.correct)
@@ -178,7 +178,7 @@ def attempt_passed(row: SampleRow, threshold: float = 1.0) -> bool | None:
 
 def attempt_outcome(row: SampleRow) -> float | None:
     """What "attempts agree" compares: `correct` as 0/1 when given, else the score; None if ungraded."""
-    if row.error is not None and (row.error_kind == "system_error" or row.score is None):
+    if row.is_system_error:
         return None
     if row.correct is not None:
         return float(row.correct)
