@@ -1,4 +1,5 @@
 """The built-in source kinds. Import order is detection order: specific kinds first, folder last."""
 
+from loaders.sources import synth  # noqa: F401
 from loaders.sources import recorder  # noqa: F401
 from loaders.sources import folder  # noqa: F401  (must stay last)
