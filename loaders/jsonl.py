@@ -58,6 +58,8 @@ def iter_lines(path: Path, warnings: list[LoadWarning], *, max_warnings: int = 5
             start = offset
             offset += length
             body = raw.strip()
+            if number == 1 and body.startswith(b"\xef\xbb\xbf"):  # a UTF-8 BOM (files saved by some Windows editors)
+                body = body[3:].strip()
             if not body:
                 continue
             if length > MAX_LINE_BYTES:

@@ -94,6 +94,7 @@ def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
         if kind not in KNOWN_TYPES:
             unknown_types[kind] = unknown_types.get(kind, 0) + 1
         data = rec.get("data")
+        _check_types(kind, data, line.number, ctx)
         if kind == "sampling" and isinstance(data, dict) and isinstance(data.get("model"), str):
             models.add(data["model"])
         sample = samples.get(str(sample_id))
@@ -105,6 +106,14 @@ def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
         ctx.warn("unknown_event_type", f"{count} event(s) of unknown type {kind!r}, kept as generic events")
     _check_gaps(event_ids, ctx)
     return [_build_run(spec, report, report_run_id, event_run_id, samples, models, ctx)]
+
+
+def _check_types(kind: str, data: Any, number: int, ctx: ScanContext) -> None:
+    """Say where a known event's payload has the wrong shape; the event is still kept."""
+    if kind in ("match", "sampling", "metrics") and not isinstance(data, dict):
+        ctx.warn("wrong_type", f"line {number}: {kind} data is a {type(data).__name__}, not an object; ignored for figures", number)
+    elif kind == "match" and "correct" in data and not isinstance(data["correct"], bool):
+        ctx.warn("wrong_type", f"line {number}: match.correct is {data['correct']!r}, not true/false; correctness unknown", number)
 
 
 def _light(kind: str, data: Any) -> Any:
