@@ -11,6 +11,8 @@ from typing import Any
 
 import streamlit as st
 
+from dashboard.config import read_secrets
+
 
 def is_allowed(email: str | None, emails: Iterable[str] = (), domains: Iterable[str] = ()) -> bool:
     """Case-insensitive exact email or `@domain` match; an empty allowlist lets every logged-in user in."""
@@ -24,20 +26,13 @@ def is_allowed(email: str | None, emails: Iterable[str] = (), domains: Iterable[
     return email in emails or email.rsplit("@", 1)[1] in domains
 
 
-def _secrets() -> Mapping[str, Any]:
-    try:
-        return dict(st.secrets)
-    except Exception:  # noqa: BLE001 - no or unreadable secrets.toml: the app runs open
-        return {}
-
-
 def auth_configured(secrets: Mapping[str, Any]) -> bool:
     return isinstance(secrets.get("auth"), Mapping) and bool(secrets["auth"])
 
 
 def gate() -> None:
     """Stop the script unless the viewer may see data. Call before any page renders."""
-    secrets = _secrets()
+    secrets = read_secrets()
     if not auth_configured(secrets):
         st.sidebar.caption(":material/lock_open: Open access: no login is configured (see `[auth]` in secrets.toml.example).")
         return

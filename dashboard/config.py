@@ -10,12 +10,23 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED_EXAMPLES = ROOT / "examples"
 ENV_VAR = "EVALDASH_SOURCES"
+
+
+def read_secrets() -> dict[str, Any]:
+    """`st.secrets` as a plain dict; empty when there is no (or a malformed) secrets.toml."""
+    import streamlit as st
+
+    try:
+        return dict(st.secrets)
+    except Exception:  # noqa: BLE001 - no or malformed secrets.toml: run with what the environment gives
+        return {}
 
 
 def split_sources(text: str) -> list[str]:
@@ -48,16 +59,41 @@ def configured_sources(argv: Sequence[str] | None = None, secrets: Mapping[str, 
     found = [a for a in argv if not a.startswith("-")]
     found += split_sources(environ.get(ENV_VAR, ""))
     found += _from_secrets(secrets)
+    found += [b.url for b in backend_settings(secrets)]
     unique = list(dict.fromkeys(found))
     return unique or [str(BUNDLED_EXAMPLES)]
 
 
-def backend_keys(secrets: Mapping[str, Any] | None) -> dict[str, str]:
-    """Base URL -> API key from `[backends.<name>]` (url, api_key); never shown anywhere."""
-    out: dict[str, str] = {}
+@dataclass(frozen=True)
+class BackendSettings:
+    """One `[backends.<name>]` table. `repr` hides the key so it cannot reach a log or a page by accident."""
+
+    name: str
+    url: str
+    api_key: str | None = field(default=None, repr=False)
+    jobs: tuple[str, ...] = ()
+
+
+def backend_settings(secrets: Mapping[str, Any] | None) -> list[BackendSettings]:
+    out: list[BackendSettings] = []
     backends = (secrets or {}).get("backends") or {}
     if isinstance(backends, Mapping):
-        for conf in backends.values():
-            if isinstance(conf, Mapping) and conf.get("url") and conf.get("api_key"):
-                out[str(conf["url"]).rstrip("/")] = str(conf["api_key"])
+        for name, conf in backends.items():
+            if isinstance(conf, Mapping) and conf.get("url"):
+                jobs = conf.get("jobs") or ()
+                out.append(BackendSettings(name=str(name), url=str(conf["url"]).rstrip("/"),
+                                           api_key=str(conf["api_key"]) if conf.get("api_key") else None,
+                                           jobs=tuple(str(j) for j in jobs) if not isinstance(jobs, str) else tuple(split_sources(jobs))))
     return out
+
+
+def settings_for(url: str, secrets: Mapping[str, Any] | None) -> BackendSettings | None:
+    """The configured backend whose base URL this source points at (`/api` and a trailing `/` ignored)."""
+    def norm(u: str) -> str:
+        u = u.split("#", 1)[0].rstrip("/")
+        return u[:-4] if u.endswith("/api") else u
+
+    for conf in backend_settings(secrets):
+        if norm(conf.url) == norm(url):
+            return conf
+    return None

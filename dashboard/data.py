@@ -6,6 +6,7 @@ big objects, so a changed file is re-read and an unchanged one is not.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pandas as pd
@@ -17,12 +18,21 @@ from loaders.base import Loader
 from loaders.catalog import Catalog, Entry, build_catalog, expand
 from loaders.errors import SourceError
 from loaders.registry import resolve
-from loaders.schema import LoadWarning, SampleRow, SourceListing, Transcript
+from loaders.schema import LoadWarning, SampleRow, SearchHit, SourceListing, Transcript
+from loaders.sources.backend import BackendLoader
 
 
 @st.cache_resource(show_spinner=False, max_entries=1024)
 def loader(leaf: str) -> Loader:
-    """One loader per leaf source, shared by all sessions (loaders lock their own state)."""
+    """One loader per leaf source, shared by all sessions (loaders lock their own state).
+
+    A backend gets its key and job ids from `[backends.<name>]` here, so neither is ever a
+    cache key, a URL parameter or page state.
+    """
+    if BackendLoader.handles(leaf):
+        conf = config.settings_for(leaf, config.read_secrets())
+        if conf is not None:
+            return BackendLoader(leaf, api_key=conf.api_key, name=conf.name, job_ids=list(conf.jobs))
     return resolve(leaf)
 
 
@@ -63,15 +73,14 @@ def transcript(leaf: str, native_run_id: str, sample_id: str, attempt: int, vers
     return loader(leaf).load_transcript(native_run_id, sample_id, attempt)
 
 
+@st.cache_data(show_spinner="Searching transcripts…", max_entries=64)
+def _search(leaf: str, native_run_id: str, pattern: str, limit: int, version: str) -> list[SearchHit]:
+    return loader(leaf).search_transcripts(native_run_id, re.compile(pattern, re.IGNORECASE), limit)
+
+
 def sources() -> list[str]:
     """Configured sources plus those a user added in the sidebar or a link carries."""
-    try:
-        secrets: dict[str, Any] = dict(st.secrets)
-    except (FileNotFoundError, KeyError, OSError):
-        secrets = {}
-    except Exception:  # noqa: BLE001 - a malformed secrets.toml must not take the app down
-        secrets = {}
-    base = config.configured_sources(secrets=secrets)
+    base = config.configured_sources(secrets=config.read_secrets())
     extra = list(st.session_state.get(state.ADDED_SOURCES, [])) + state.list_param(state.SOURCE)
     return list(dict.fromkeys(base + extra))
 
@@ -132,6 +141,42 @@ def transcript_of(e: Entry, sample_id: str, attempt: int) -> Transcript:
     return transcript(e.leaf, e.native_run_id, sample_id, attempt, version(e.leaf))
 
 
+def search_pattern(text: str, regex: bool) -> str:
+    """The pattern a search box means; raises `re.error` for a bad regex (the view shows it)."""
+    pattern = text if regex else re.escape(text)
+    re.compile(pattern, re.IGNORECASE)
+    return pattern
+
+
+def search_of(e: Entry, text: str, regex: bool = False, limit: int = 200) -> list[SearchHit]:
+    """Case-insensitive search of a run's transcripts; hits carry the public run id."""
+    hits = _search(e.leaf, e.native_run_id, search_pattern(text, regex), limit, version(e.leaf))
+    return [h if h.run_id == e.run_id else h.model_copy(update={"run_id": e.run_id}) for h in hits]
+
+
+# (public run id, leaf, native run id, version) per run: small ids, never rows or frames
+RunKey = tuple[str, str, str, str]
+
+
+@st.cache_data(show_spinner="Comparing runs…", max_entries=32)
+def _comparison(runs: tuple[RunKey, ...], baseline: str, alpha: float, id_map: str) -> dict[str, Any]:
+    loaded = []
+    for public, leaf, native, ver in runs:
+        run = next(r for r in listing(leaf, ver).runs if r.run_id == native)
+        rows = _rows(leaf, native, ver)
+        if public != native:  # same rename the catalog made, so flips and headlines name the public id
+            run = run.model_copy(update={"run_id": public})
+            rows = [r.model_copy(update={"run_id": public}) for r in rows]
+        loaded.append((run, rows))
+    return query.compare_many(loaded, baseline=baseline, alpha=alpha, id_map=id_map)
+
+
+def comparison(entries: list[Entry], baseline: str, alpha: float, id_map: str) -> dict[str, Any]:
+    """`query.compare_many` of these runs (each against `baseline`), cached by ids + version tokens."""
+    keys = tuple((e.run_id, e.leaf, e.native_run_id, version(e.leaf)) for e in entries)
+    return _comparison(keys, baseline, alpha, id_map)
+
+
 def refresh() -> None:
     """Forget what was read; the next rerun re-checks versions and re-reads what changed."""
     leaves.clear()
@@ -140,3 +185,5 @@ def refresh() -> None:
     samples_frame.clear()
     run_summary.clear()
     transcript.clear()
+    _search.clear()
+    _comparison.clear()

@@ -30,3 +30,6 @@ def make_app(monkeypatch) -> Callable[..., AppTest]:
         return at
 
     return make
+
+
+from tests.conftest_backend import fake, fake_server, make_loader  # noqa: E402, F401  (the fake backend on 127.0.0.1)

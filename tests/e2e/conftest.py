@@ -114,3 +114,6 @@ def goto(page: Page, app_url: str) -> Callable[[str], Page]:
         return page
 
     return go
+
+
+from tests.conftest_backend import fake, fake_server  # noqa: E402, F401  (the fake backend on 127.0.0.1)
