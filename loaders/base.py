@@ -7,11 +7,14 @@ of rising cost: the run headers, one run's sample rows, one transcript.
 from __future__ import annotations
 
 import os
+import re
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from loaders.schema import SampleRow, SourceListing, Transcript
+from loaders.errors import SourceError
+from loaders.schema import SampleRow, SearchHit, SourceListing, Transcript
 
 
 class Loader(ABC):
@@ -39,6 +42,25 @@ class Loader(ABC):
     @abstractmethod
     def load_transcript(self, run_id: str, sample_id: str, attempt: int = 0) -> Transcript: ...
 
+    def search_transcripts(self, run_id: str, pattern: re.Pattern[str], limit: int = 200, *,
+                           per_sample: int = 3) -> list[SearchHit]:
+        """Matches in a run's transcripts, in row order: loads one transcript at a time, never all at once.
+
+        Searches the source records (`Transcript.raw`) so every kind finds the same text; a kind that
+        can read its records more cheaply (the recorder's byte spans) overrides this.
+        """
+        hits: list[SearchHit] = []
+        for row in self.load_samples(run_id):
+            if len(hits) >= limit:
+                break
+            try:
+                transcript = self.load_transcript(run_id, row.sample_id, row.attempt)
+            except SourceError:
+                continue  # a row without a readable transcript has nothing to search
+            records = transcript.raw or (transcript.model_dump(mode="json", exclude={"raw"}),)
+            hits.extend(search_records(run_id, row.sample_id, row.attempt, records, pattern, min(per_sample, limit - len(hits))))
+        return hits
+
 
 def path_version(path: Path) -> str:
     """size+mtime of a file, or of every file under a folder (no content is read)."""
@@ -54,3 +76,64 @@ def path_version(path: Path) -> str:
         return f"{st.st_size}:{st.st_mtime_ns}"
     except OSError:
         return "missing"
+
+
+# --- transcript search helpers (shared by every loader's search_transcripts) ----------------------------------
+
+SNIPPET_CONTEXT = 60  # characters shown either side of a match
+ENVELOPE_KEYS = frozenset({"run_id", "event_id", "sample_id", "group_id", "created_by", "created_at", "timestamp",
+                           "record_type", "type"})  # bookkeeping on every record: matching them finds every sample
+
+
+def json_strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(path, text) of every string value in a JSON-like value; keys are not searched, values are."""
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            yield where, item
+        elif isinstance(item, dict):
+            for key, child in reversed(list(item.items())):
+                if not where and key in ENVELOPE_KEYS:
+                    continue
+                stack.append((f"{where}.{key}" if where else str(key), child))
+        elif isinstance(item, list | tuple):
+            for i in range(len(item) - 1, -1, -1):
+                stack.append((f"{where}[{i}]", item[i]))
+
+
+def make_snippet(text: str, match: re.Match[str], context: int = SNIPPET_CONTEXT) -> tuple[str, int, int]:
+    """(snippet, start, end): the match with `context` characters either side, whitespace flattened to one line."""
+    a, b = max(0, match.start() - context), min(len(text), match.end() + context)
+    flat = re.sub(r"\s", " ", text[a:b])  # one char for one char: offsets stay valid
+    prefix = "…" if a > 0 else ""
+    start = len(prefix) + match.start() - a
+    return prefix + flat + ("…" if b < len(text) else ""), start, start + match.end() - match.start()
+
+
+def record_label(record: Any) -> str:
+    if isinstance(record, dict):
+        kind = record.get("type") or record.get("record_type")
+        if isinstance(kind, str):
+            return kind
+    return "record"
+
+
+def search_records(run_id: str, sample_id: str, attempt: int, records: Iterable[Any], pattern: re.Pattern[str],
+                   limit: int) -> list[SearchHit]:
+    """Up to `limit` non-empty matches of `pattern` in the string values of one sample's records."""
+    hits: list[SearchHit] = []
+    if limit <= 0:
+        return hits
+    for record in records:
+        label = record_label(record)
+        for where, text in json_strings(record):
+            for match in pattern.finditer(text):
+                if match.end() == match.start():
+                    continue
+                snippet, start, end = make_snippet(text, match)
+                hits.append(SearchHit(run_id=run_id, sample_id=sample_id, attempt=attempt, where=f"{label}: {where}",
+                                      snippet=snippet, start=start, end=end))
+                if len(hits) >= limit:
+                    return hits
+    return hits

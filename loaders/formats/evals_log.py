@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+import msgspec
+import orjson
+
 from loaders.content import to_message
-from loaders.formats.index import RunIndex, ScanContext, Span, numeric_sort_key
+from loaders.formats.index import RunIndex, ScanContext, Span, make_row, numeric_sort_key
+from loaders.jsonl import gc_paused, scan_lines
 from loaders.schema import GenericEvent, Grade, Message, ModelCall, Run, SampleRow, Transcript
 from loaders.timestamps import parse_timestamp, run_id_timestamp
 
@@ -49,10 +54,72 @@ class _Sample:
 
     def __init__(self) -> None:
         self.events: list[tuple[int, str, Any]] = []  # (event_id, type, data)
-        self.spans: list[tuple[int, Span]] = []
+        self.spans: list[Span] = []  # in line order, parallel to events
+
+
+# What a row needs from one event line, as both decoders produce it (the transcript re-reads the line):
+# (event_id or None when the line had none (already warned), kind, sample_id, run_id, light payload, model or None)
+_Event = tuple[int | None, str, str, Any, Any, str | None]
+
+
+class _SamplingData(msgspec.Struct):
+    """A sampling payload as far as a row reads it: prompt/sampled are counted, never materialised."""
+
+    prompt: list[msgspec.Raw] | str | msgspec.UnsetType | None = msgspec.UNSET
+    sampled: list[msgspec.Raw] | str | msgspec.UnsetType | None = msgspec.UNSET
+    usage: Any = None
+    model: Any = None
+
+
+class _EventLine(msgspec.Struct):
+    type: str
+    sample_id: str
+    event_id: int
+    data: _SamplingData
+    run_id: Any = None
+    spec: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    final_report: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
+_EVENT_DECODER = msgspec.json.Decoder(_EventLine)
+
+
+def fast_event(raw: bytes) -> _Event | None:
+    """Typed decode of an ordinary event line; None sends the line to the careful path (spec, report, anything odd)."""
+    try:
+        ev = _EVENT_DECODER.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    if ev.spec is not msgspec.UNSET or ev.final_report is not msgspec.UNSET:
+        return None
+    kind = ev.type
+    if kind == "sampling":
+        data = ev.data
+        prompt, sampled = data.prompt, data.sampled
+        light = {"usage": data.usage, "n_prompt": len(prompt) if isinstance(prompt, list) else 1,
+                 "n_sampled": len(sampled) if isinstance(sampled, list) else 1}
+        return (ev.event_id, kind, ev.sample_id, ev.run_id, light, data.model if isinstance(data.model, str) else None)
+    if kind in ("match", "metrics", "error"):  # small payloads kept whole: decoded exactly as the careful path does
+        try:
+            light = orjson.loads(raw)["data"]
+        except orjson.JSONDecodeError:
+            return None
+        return (ev.event_id, kind, ev.sample_id, ev.run_id, light, None)
+    return (ev.event_id, kind, ev.sample_id, ev.run_id, None, None)
 
 
 def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
+    """Scan `jsonl.Line`s (whole records): the careful path."""
+    return _scan_items(((line.number, line.offset, line.length, line.record) for line in lines), ctx)
+
+
+def scan_file(path: Path, ctx: ScanContext) -> list[RunIndex]:
+    """Scan a file with the typed fast decoder; lines it declines take the careful path, so the result is the same."""
+    with gc_paused():
+        return _scan_items(scan_lines(path, ctx.warnings, fast_event), ctx)
+
+
+def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) -> list[RunIndex]:
     spec: dict[str, Any] | None = None
     report: dict[str, Any] | None = None
     report_run_id: str | None = None
@@ -61,59 +128,69 @@ def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
     event_ids: list[int] = []
     models: set[str] = set()
     unknown_types: dict[str, int] = {}
-    for line in lines:
-        rec = line.record
-        if "spec" in rec and isinstance(rec["spec"], dict):
-            if spec is not None:
-                ctx.warn("second_spec", f"line {line.number}: a second spec line; the first spec is kept", line.number)
+    for number, offset, length, rec in items:
+        if type(rec) is tuple:  # a fast digest
+            event_id, kind, sample_id, run_id, light, model = rec
+        else:
+            if "spec" in rec and isinstance(rec["spec"], dict):
+                if spec is not None:
+                    ctx.warn("second_spec", f"line {number}: a second spec line; the first spec is kept", number)
+                    continue
+                spec = rec["spec"]
                 continue
-            spec = rec["spec"]
-            continue
-        if "final_report" in rec:
-            if report is not None:
-                ctx.warn("second_report", f"line {line.number}: a second final_report; the last one is kept", line.number)
-            report = rec["final_report"] if isinstance(rec["final_report"], dict) else {"value": rec["final_report"]}
-            report_run_id = rec.get("run_id") or report_run_id
-            continue
-        kind = rec.get("type")
-        sample_id = rec.get("sample_id")
-        if not isinstance(kind, str) or "data" not in rec:
-            keys = ", ".join(sorted(rec)[:6])
-            ctx.warn("unknown_record", f"line {line.number}: not a spec, event or final_report line (keys: {keys})", line.number)
-            continue
-        if sample_id is None:
-            ctx.warn("missing_field", f"line {line.number}: {kind} event without sample_id, not attributed to any sample", line.number)
-            continue
-        event_id = rec.get("event_id")
-        if not isinstance(event_id, int):
-            ctx.warn("missing_field", f"line {line.number}: event without an integer event_id; ordered by line", line.number)
-            event_id = 10**12 + line.number
+            if "final_report" in rec:
+                if report is not None:
+                    ctx.warn("second_report", f"line {number}: a second final_report; the last one is kept", number)
+                report = rec["final_report"] if isinstance(rec["final_report"], dict) else {"value": rec["final_report"]}
+                report_run_id = rec.get("run_id") or report_run_id
+                continue
+            kind = rec.get("type")
+            sample_id = rec.get("sample_id")
+            if not isinstance(kind, str) or "data" not in rec:
+                keys = ", ".join(sorted(rec)[:6])
+                ctx.warn("unknown_record", f"line {number}: not a spec, event or final_report line (keys: {keys})", number)
+                continue
+            if sample_id is None:
+                ctx.warn("missing_field", f"line {number}: {kind} event without sample_id, not attributed to any sample", number)
+                continue
+            event_id = rec.get("event_id")
+            if not isinstance(event_id, int):
+                ctx.warn("missing_field", f"line {number}: event without an integer event_id; ordered by line", number)
+                event_id = None
+            data = rec.get("data")
+            model = data["model"] if kind == "sampling" and isinstance(data, dict) and isinstance(data.get("model"), str) else None
+            sample_id, run_id, light = str(sample_id), rec.get("run_id"), _light(kind, data)
+        if event_id is None:
+            event_id = 10**12 + number
         else:
             event_ids.append(event_id)
-        event_run_id = event_run_id or rec.get("run_id")
+        event_run_id = event_run_id or run_id
         if kind not in KNOWN_TYPES:
             unknown_types[kind] = unknown_types.get(kind, 0) + 1
-        data = rec.get("data")
-        _check_types(kind, data, line.number, ctx)
-        if kind == "sampling" and isinstance(data, dict) and isinstance(data.get("model"), str):
-            models.add(data["model"])
-        sample = samples.get(str(sample_id))
+        elif kind in _TYPED:
+            _check_types(kind, light, number, ctx)
+        if model is not None:
+            models.add(model)
+        sample = samples.get(sample_id)
         if sample is None:
-            sample = samples[str(sample_id)] = _Sample()
-        sample.events.append((event_id, kind, _light(kind, data)))
-        sample.spans.append((event_id, (line.offset, line.length)))
+            sample = samples[sample_id] = _Sample()
+        sample.events.append((event_id, kind, light))
+        sample.spans.append((offset, length))
     for kind, count in sorted(unknown_types.items()):
         ctx.warn("unknown_event_type", f"{count} event(s) of unknown type {kind!r}, kept as generic events")
     _check_gaps(event_ids, ctx)
     return [_build_run(spec, report, report_run_id, event_run_id, samples, models, ctx)]
 
 
-def _check_types(kind: str, data: Any, number: int, ctx: ScanContext) -> None:
-    """Say where a known event's payload has the wrong shape; the event is still kept."""
-    if kind in ("match", "sampling", "metrics") and not isinstance(data, dict):
-        ctx.warn("wrong_type", f"line {number}: {kind} data is a {type(data).__name__}, not an object; ignored for figures", number)
-    elif kind == "match" and "correct" in data and not isinstance(data["correct"], bool):
-        ctx.warn("wrong_type", f"line {number}: match.correct is {data['correct']!r}, not true/false; correctness unknown", number)
+_TYPED = frozenset({"match", "sampling", "metrics"})
+
+
+def _check_types(kind: str, light: Any, number: int, ctx: ScanContext) -> None:
+    """Say where a known event's payload has the wrong shape; the event itself is still kept."""
+    if not isinstance(light, dict):
+        ctx.warn("wrong_type", f"line {number}: {kind} data is not an object; ignored for figures", number)
+    elif kind == "match" and "correct" in light and not isinstance(light["correct"], bool):
+        ctx.warn("wrong_type", f"line {number}: match.correct is {light['correct']!r}, not true/false; correctness unknown", number)
 
 
 def _light(kind: str, data: Any) -> Any:
@@ -163,16 +240,21 @@ def _build_run(
     spans: dict[tuple[str, int], list[Span]] = {}
     match_events = match_correct = 0
     for sample_id, sample in samples.items():
-        order = sorted(range(len(sample.events)), key=lambda i: sample.events[i][0])
-        events = [sample.events[i] for i in order]
-        spans[(sample_id, 0)] = [sample.spans[i][1] for i in order]
+        events = sample.events
+        keys = [e[0] for e in events]
+        if keys == sorted(keys):  # the usual case: a sample's events arrive in event_id order
+            spans[(sample_id, 0)] = sample.spans
+        else:
+            order = sorted(range(len(events)), key=keys.__getitem__)
+            events = [events[i] for i in order]
+            spans[(sample_id, 0)] = [sample.spans[i] for i in order]
         row = _row(run_id, sample_id, events)
         for _eid, kind, data in events:
             if kind == "match" and isinstance(data, dict) and isinstance(data.get("correct"), bool):
                 match_events += 1
                 match_correct += data["correct"]
         rows.append(row)
-    rows.sort(key=lambda r: r.sort_key)
+    rows.sort(key=attrgetter("sort_key"))
     config = {
         "eval_name": spec.get("eval_name"), "base_eval": spec.get("base_eval"), "split": spec.get("split"),
         "model_versions": sorted(models) or None, "spec": spec,
@@ -235,7 +317,7 @@ def _row(run_id: str, sample_id: str, events: list[tuple[int, str, Any]]) -> Sam
         kind_ = str(last.get("type") or "error")
         error = f"{kind_}: {last.get('message', '')}".strip()
     flags = ("several_matches",) if len(matches) > 1 else ()
-    return SampleRow(
+    return make_row(
         run_id=run_id, sample_id=sample_id, attempt=0, sort_key=numeric_sort_key(sample_id),
         score=score, correct=correct, correct_rule=rule,
         tokens_in=tokens_in if has_usage else None, tokens_out=tokens_out if has_usage else None,

@@ -14,11 +14,15 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from loaders.content import to_message
-from loaders.formats.index import RunIndex, ScanContext, Span, numeric_sort_key
+from loaders.formats.index import RunIndex, ScanContext, Span, make_row, numeric_sort_key
+from loaders.jsonl import gc_paused, scan_lines
 from loaders.schema import (
     Attribution,
     FinishReason,
@@ -162,16 +166,18 @@ def _attempt_int(group_id: Any) -> int | None:
 # --- scan ----------------------------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Rec:
-    """What a row needs from one line; the transcript re-reads the full line later."""
+class _Rec(msgspec.Struct, gc=False):
+    """What a row needs from one line; the transcript re-reads the full line later.
+
+    A msgspec Struct: built in C (a log has ~4 of these per attempt) and untracked by the GC (it holds no cycles).
+    """
 
     line: int
     span: Span
     kind: str
     sample_id: str | None
     group_id: str | None
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = {}
 
 
 @dataclass
@@ -182,23 +188,30 @@ class _RunAcc:
     warnings: list[LoadWarning] = field(default_factory=list)
 
 
+def _extra_info(data: dict[str, Any], n_messages: int | None) -> dict[str, Any]:
+    """A Step/FinalResult as a row reads it (`data` may lack its convo: only the message count is needed).
+
+    A Step only needs its class: rows take grades from the FinalResult, so nothing else is kept for it.
+    """
+    cls = extra_class(data)
+    if cls != "final":
+        return {"cls": cls}
+    score, correct, log, rule = grade_of(data, final=True)
+    return {"cls": cls, "score": score, "correct": correct, "grader_log": log, "rule": rule,
+            "finish_reason": finish_reason_of(data), "exception": exception_of(data), "n_messages": n_messages,
+            "flags": {k: data.get(k) for k in ("max_steps_reached", "max_time_reached", "max_tokens_reached")}}
+
+
 def _light(kind: str, rec: dict[str, Any]) -> dict[str, Any]:
     if kind == "match":
         correct = rec.get("correct")
         return {"correct": correct if isinstance(correct, bool) else None}
     if kind == "extra":
         data = rec.get("data")
-        cls = extra_class(data)
-        if cls == "other" or not isinstance(data, dict):
+        if not isinstance(data, dict):
             return {"cls": "other"}
-        score, correct, log, rule = grade_of(data, final=cls == "final")
-        info: dict[str, Any] = {"cls": cls, "score": score, "correct": correct, "grader_log": log, "rule": rule}
-        if cls == "final":
-            msgs = convo_messages(data.get("convo"))
-            info.update(finish_reason=finish_reason_of(data), exception=exception_of(data),
-                        n_messages=len(msgs) if msgs is not None else None,
-                        flags={k: data.get(k) for k in ("max_steps_reached", "max_time_reached", "max_tokens_reached")})
-        return info
+        msgs = convo_messages(data.get("convo"))
+        return _extra_info(data, len(msgs) if msgs is not None else None)
     if kind == "sampling":
         shape = sampling_shape(rec)
         info = {"shape": shape}
@@ -224,25 +237,112 @@ def _id(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+class _Convo(msgspec.Struct):
+    messages: list[msgspec.Raw] | msgspec.UnsetType = msgspec.UNSET
+
+
+class _ExtraData(msgspec.Struct):
+    """Every key of a Step/FinalResult payload a row reads; the convo is only counted, never materialised."""
+
+    type: Any = msgspec.UNSET
+    grade: Any = msgspec.UNSET
+    correct: Any = msgspec.UNSET
+    finish_status: Any = msgspec.UNSET
+    elapsed: Any = msgspec.UNSET
+    autograder_result: Any = msgspec.UNSET
+    grader_log: Any = msgspec.UNSET
+    exception: Any = msgspec.UNSET
+    max_steps_reached: Any = msgspec.UNSET
+    max_time_reached: Any = msgspec.UNSET
+    max_tokens_reached: Any = msgspec.UNSET
+    convo: _Convo | list[msgspec.Raw] | msgspec.UnsetType | None = msgspec.UNSET
+
+
+_EXTRA_KEYS = _ExtraData.__struct_fields__[:-1]  # all but convo
+
+
+class _Line(msgspec.Struct):
+    record_type: str
+    sample_id: str | int | None = None
+    group_id: str | int | None = None
+    timestamp: Any = None
+    correct: Any = None
+    data: _ExtraData | msgspec.UnsetType = msgspec.UNSET
+
+
+_LINE_DECODER = msgspec.json.Decoder(_Line)
+
+
+def fast_record(raw: bytes) -> tuple[str, str | None, str | None, Any, dict[str, Any]] | None:
+    """Typed decode of an extra / match / sample_completed line: (kind, sample_id, group_id, timestamp, info).
+
+    None sends the line to the careful path (every other kind, and anything the types do not fit).
+    """
+    try:
+        rec = _LINE_DECODER.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    kind = rec.record_type
+    if kind == "extra":
+        data = rec.data
+        if data is msgspec.UNSET:
+            return None
+        if data.type == "step":  # extra_class's first rule; a Step keeps nothing else
+            info: dict[str, Any] = {"cls": "step"}
+        else:
+            present = {k: v for k, v in zip(_EXTRA_KEYS, msgspec.structs.astuple(data), strict=False) if v is not msgspec.UNSET}
+            convo = data.convo
+            msgs = convo.messages if isinstance(convo, _Convo) else convo
+            info = _extra_info(present, len(msgs) if isinstance(msgs, list) else None)
+    elif kind == "match":
+        info = {"correct": rec.correct if isinstance(rec.correct, bool) else None}
+    elif kind == "sample_completed":
+        info = {}
+    else:
+        return None
+    sample_id, group_id = rec.sample_id, rec.group_id
+    return (kind, None if sample_id is None else str(sample_id), None if group_id is None else str(group_id), rec.timestamp, info)
+
+
 def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
+    """Scan `jsonl.Line`s (whole records): the careful path."""
+    return _scan_items(((line.number, line.offset, line.length, line.record) for line in lines), ctx)
+
+
+def scan_file(path: Path, ctx: ScanContext) -> list[RunIndex]:
+    """Scan a file with the typed fast decoder; lines it declines take the careful path, so the result is the same."""
+    with gc_paused():
+        return _scan_items(scan_lines(path, ctx.warnings, fast_record), ctx)
+
+
+def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) -> list[RunIndex]:
     """Split at each `run_started`, keep light per-line facts, then attribute each run on its own."""
     accs: list[_RunAcc] = []
     cur: _RunAcc | None = None
     last_line = 0
-    for line in lines:
-        rec = line.record
-        last_line = line.number
+    for number, offset, length, rec in items:
+        last_line = number
+        if type(rec) is tuple:  # a fast digest
+            kind, sample_id, group_id, timestamp, info = rec
+            light = _Rec(number, (offset, length), kind, sample_id, group_id, info)
+            if cur is None:
+                cur = _RunAcc(started=None, first_line=number)
+                accs.append(cur)
+            if not cur.recs and cur.started is None:
+                info.setdefault("timestamp", timestamp)
+            cur.recs.append(light)
+            continue
         kind = rec.get("record_type")
         kind = kind if isinstance(kind, str) else "(none)"
-        light = _Rec(line.number, (line.offset, line.length), kind, _id(rec.get("sample_id")), _id(rec.get("group_id")))
+        light = _Rec(number, (offset, length), kind, _id(rec.get("sample_id")), _id(rec.get("group_id")))
         if kind == "run_started":
             spec = rec.get("run_spec") if isinstance(rec.get("run_spec"), dict) else {}
             light.info = {"run_spec": spec, "timestamp": rec.get("timestamp")}
-            cur = _RunAcc(started=light, first_line=line.number)
+            cur = _RunAcc(started=light, first_line=number)
             accs.append(cur)
             continue
         if cur is None:
-            cur = _RunAcc(started=None, first_line=line.number)
+            cur = _RunAcc(started=None, first_line=number)
             accs.append(cur)
         if kind == "final_report":
             report = rec.get("final_report")
@@ -252,8 +352,8 @@ def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
             light.info = _light(kind, rec)
         else:
             light.info = {"timestamp": rec.get("timestamp")}
-            cur.warnings.append(LoadWarning(code="unknown_record_type", file=ctx.path, line=line.number,
-                                            message=f"line {line.number}: unknown record_type {kind!r}, kept as a generic event"))
+            cur.warnings.append(LoadWarning(code="unknown_record_type", file=ctx.path, line=number,
+                                            message=f"line {number}: unknown record_type {kind!r}, kept as a generic event"))
         if not cur.recs and cur.started is None:
             light.info.setdefault("timestamp", rec.get("timestamp"))
         cur.recs.append(light)
@@ -340,7 +440,7 @@ def _build_run(acc: _RunAcc, ctx: ScanContext, stem: str, n_runs: int, file_warn
     if attribution == "aggregate_only":
         warn("no_sample_ids", NO_IDS_MESSAGE)
     _check_against_report(report, label, attribution, rows, aggregates, warn)
-    rows.sort(key=lambda r: (r.sort_key, r.attempt))
+    rows.sort(key=attrgetter("sort_key", "attempt"))
     config: dict[str, Any] = {"run_set_id": spec.get("run_set_id"), "run_spec": spec or None,
                               "model_versions": models or None, "n_runs_in_file": n_runs if n_runs > 1 else None}
     run = Run(
@@ -564,7 +664,7 @@ def _log_at_end_rows(run_id: str, body: list[_Rec], report: dict[str, Any] | Non
 def _attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Rec], attribution: Attribution,
                  flags: tuple[str, ...]) -> SampleRow:
     """One attempt from its records: FinalResult first, then the solver's match, then the log_at_end match."""
-    finals = [r for r in recs if _is_final(r)]
+    finals = [r for r in recs if r.kind == "extra" and r.info.get("cls") == "final"]  # _is_final, inlined: hot
     final = finals[-1] if finals else None
     solver_matches: list[_Rec] = []
     lae_match: _Rec | None = None
@@ -594,7 +694,7 @@ def _attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Rec], at
                 lae_match, after_lae = r, False
             else:
                 solver_matches.append(r)
-        elif r.kind in ("sample_completed",) or _is_final(r):
+        elif r.kind == "sample_completed" or (r.kind == "extra" and r.info.get("cls") == "final"):
             last_outcome = i
         elif r.kind == "error":
             errors.append((i, r))
@@ -638,7 +738,7 @@ def _attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Rec], at
         metrics["retried_errors"] = [r.info["text"] for r in retried]
     if final is not None and final.info.get("flags"):
         metrics.update({k: v for k, v in final.info["flags"].items() if v is not None})
-    return SampleRow(
+    return make_row(
         run_id=run_id, sample_id=sample_id, attempt=attempt, sort_key=numeric_sort_key(sample_id),
         score=score, correct=correct, correct_rule=rule,
         tokens_in=tokens["in"] if n_usage else None, tokens_out=tokens["out"] if n_usage else None,

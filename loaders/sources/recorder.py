@@ -6,19 +6,23 @@ sample's records, so opening a transcript later reads only those bytes.
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from types import ModuleType
 
-from loaders.base import Loader
+from loaders import parsed_cache
+from loaders.base import Loader, search_records
 from loaders.errors import SourceError, UnknownRun, UnknownSample
 from loaders.formats import evals_log, nanoeval_log
 from loaders.formats.index import RunIndex, ScanContext
-from loaders.jsonl import first_records, iter_lines, read_spans
+from loaders.jsonl import decode_line, first_records, read_spans
 from loaders.registry import register
-from loaders.schema import LoadWarning, SampleRow, SourceListing, Transcript
+from loaders.schema import LoadWarning, SampleRow, SearchHit, SourceListing, Transcript
 
 SUFFIXES = (".jsonl", ".log", ".ndjson")
+# Regex features whose result depends on what surrounds a JSON string: the raw-line prefilter is off for them.
+_CONTEXT_SENSITIVE = re.compile(r"\^|\$|\\[AZz]|\(\?<?[=!]")
 DIALECTS: dict[str, ModuleType] = {"openai-evals": evals_log, "nanoeval": nanoeval_log}
 
 
@@ -56,11 +60,19 @@ class RecorderLoader(Loader):
             dialect = detect_dialect(self.path)
             if dialect is None:
                 raise SourceError(self.source, "not a recorder log: no spec, event or record_type line in the first 20 records")
+            cached = parsed_cache.load(self.path, self.source)  # a restart on an unchanged log: no re-parse
+            if cached is not None:
+                self._cached = (version, cached[0], cached[1])
+                return cached[0], list(cached[1])
             ctx = ScanContext(path=str(self.path), source=self.source)
             try:
-                runs = DIALECTS[dialect].scan(iter_lines(self.path, ctx.warnings), ctx)
+                before = self.path.stat()
+                runs = DIALECTS[dialect].scan_file(self.path, ctx)
+                after = self.path.stat()
             except OSError as exc:
                 raise SourceError(self.source, f"cannot read: {exc.strerror or exc}") from exc
+            if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns):  # not kept while being written
+                parsed_cache.save(self.path, self.source, before, runs, ctx.warnings)
             self._cached = (version, runs, list(ctx.warnings))
             return runs, list(ctx.warnings)
 
@@ -85,3 +97,34 @@ class RecorderLoader(Loader):
             raise UnknownSample(self.source, f"no sample {sample_id!r} attempt {attempt} in run {run_id}")
         records = read_spans(self.path, spans)
         return DIALECTS[index.run.dialect or "openai-evals"].build_transcript(run_id, sample_id, attempt, records)
+
+    def search_transcripts(self, run_id: str, pattern: re.Pattern[str], limit: int = 200, *,
+                           per_sample: int = 3) -> list[SearchHit]:
+        """Grep each sample's byte spans, in row order like the default; parse only lines that can match.
+
+        A line without backslash escapes holds its strings verbatim, so if the pattern misses
+        the raw line it misses every string in it and the line is skipped unparsed. Hits come
+        from the decoded strings, so snippets show text, not JSON escapes. Nothing else of the
+        file is read and no transcript model is built.
+        """
+        index = self._run(run_id)
+        prefilter = _CONTEXT_SENSITIVE.search(pattern.pattern) is None
+        hits: list[SearchHit] = []
+        with self.path.open("rb") as fh:
+            for row in index.rows:
+                if len(hits) >= limit:
+                    break
+                found: list[SearchHit] = []
+                for offset, length in sorted(index.spans.get((row.sample_id, row.attempt), ())):
+                    fh.seek(offset)
+                    raw = fh.read(length)
+                    if prefilter and b"\\" not in raw and not pattern.search(raw.decode("utf-8", errors="replace")):
+                        continue
+                    record, _problem = decode_line(raw.strip())
+                    if isinstance(record, dict):
+                        found += search_records(index.run.run_id, row.sample_id, row.attempt, [record], pattern,
+                                                min(per_sample, limit - len(hits)) - len(found))
+                    if len(found) >= min(per_sample, limit - len(hits)):
+                        break
+                hits += found
+        return hits

@@ -111,7 +111,7 @@ FILE_CASES = [
     Case("evals-wrong-type-correct", text_file("t.jsonl", [*GOOD, match(2, 2).replace("true", '"yes"')]), "not true/false", 3, 5),
     Case("evals-wrong-type-data", text_file("t.jsonl", [*GOOD, json.dumps({"run_id": RUN, "event_id": 2, "sample_id": "c.dev.2",
                                                                           "type": "sampling", "data": "oops"})]),
-         "sampling data is a str", 3, 5),
+         "sampling data is not an object", 3, 5),
     Case("evals-duplicate-event-ids", text_file("t.jsonl", [*GOOD, match(1, 1, True)]), "duplicate event id", 2),
     Case("evals-event-gap", text_file("t.jsonl", [*GOOD, match(9, 2)]), "event id(s) missing", 3),
     Case("evals-no-final-report", text_file("t.jsonl", [SPEC, match(0, 0)]), "no final report (run incomplete?)", 1),

@@ -1,0 +1,96 @@
+"""The on-disk cache of parsed logs: a hit gives identical rows, a change or a damaged entry means a re-parse."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from loaders import parsed_cache
+from loaders.formats import evals_log, nanoeval_log
+from loaders.sources.recorder import RecorderLoader
+from tests.conftest import EXAMPLES, FIXTURES
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(parsed_cache.ENV, str(folder))
+    return folder
+
+
+def snapshot(path: Path) -> tuple:
+    loader = RecorderLoader(str(path))
+    runs, warnings = loader._scan()
+    return (repr([r.run for r in runs]), repr([r.rows for r in runs]), repr([sorted(r.spans.items()) for r in runs]), repr(warnings))
+
+
+def forbid_parsing(monkeypatch) -> None:
+    def boom(*_a, **_k):
+        raise AssertionError("re-parsed although the cache holds this version")
+    monkeypatch.setattr(evals_log, "scan_file", boom)
+    monkeypatch.setattr(nanoeval_log, "scan_file", boom)
+
+
+@pytest.mark.parametrize("name", ["compare/arith_gpt-4o.jsonl", "recorder/nanoeval_with_ids_3_attempts.jsonl",
+                                  "recorder/nanoeval_generated_agent_full_with-retry.jsonl",
+                                  "recorder/evals_generated_all-event-types.jsonl"])
+def test_cache_hit_gives_identical_rows(cache: Path, tmp_path: Path, monkeypatch, name: str):
+    log = tmp_path / Path(name).name
+    shutil.copy(EXAMPLES / name, log)
+    first = snapshot(log)
+    assert len(list(cache.glob("*.parquet"))) == 2
+    forbid_parsing(monkeypatch)
+    assert snapshot(log) == first  # a new loader, as after a restart
+    loader = RecorderLoader(str(log))
+    run = loader.list_runs().runs[0]
+    row = loader.load_samples(run.run_id)[0]
+    assert loader.load_transcript(run.run_id, row.sample_id, row.attempt).items  # spans come back too
+
+
+def test_changed_file_is_parsed_again(cache: Path, tmp_path: Path):
+    log = tmp_path / "run.jsonl"
+    shutil.copy(EXAMPLES / "compare" / "arith_gpt-4o.jsonl", log)
+    before = RecorderLoader(str(log))
+    n = len(before.load_samples(before.list_runs().runs[0].run_id))
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join(lines[:-2]) + "\n")  # the last sample's two events gone
+    st = log.stat()
+    os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    after = RecorderLoader(str(log))
+    assert len(after.load_samples(after.list_runs().runs[0].run_id)) == n - 1
+    assert len(list(cache.glob("*.parquet"))) == 2  # the old version's entry was swept
+
+
+@pytest.mark.parametrize("damage", ["garbage_rows", "truncated_rows", "garbage_spans", "foreign_entry"])
+def test_damaged_cache_is_ignored_and_rebuilt(cache: Path, tmp_path: Path, damage: str):
+    log = tmp_path / "run.jsonl"
+    shutil.copy(FIXTURES / "evals" / "report_on_line2.jsonl", log)
+    first = snapshot(log)
+    rows_file = next(cache.glob("*.rows.parquet"))
+    spans_file = next(cache.glob("*.spans.parquet"))
+    if damage == "garbage_rows":
+        rows_file.write_bytes(b"not parquet at all")
+    elif damage == "truncated_rows":
+        rows_file.write_bytes(rows_file.read_bytes()[:-40])
+    elif damage == "garbage_spans":
+        spans_file.write_bytes(b"PAR1 nonsense PAR1")
+    else:  # another log's entry under this log's name: the identity stored inside does not match
+        other = tmp_path / "other.jsonl"
+        shutil.copy(EXAMPLES / "compare" / "arith_gpt-4o.jsonl", other)
+        snapshot(other)
+        foreign = next(p for p in cache.glob("*.rows.parquet") if p != rows_file)
+        shutil.copy(foreign, rows_file)
+    assert snapshot(log) == first
+    assert snapshot(log) == first  # rebuilt entry is good again
+
+
+def test_disabled_cache_writes_nothing(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv(parsed_cache.ENV, "off")
+    assert parsed_cache.cache_dir() is None
+    log = tmp_path / "run.jsonl"
+    shutil.copy(EXAMPLES / "compare" / "arith_gpt-4o.jsonl", log)
+    snapshot(log)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.jsonl"]
