@@ -25,9 +25,22 @@ def _question(rng: random.Random, i: int, big: bool) -> tuple[str, str]:
     return text, str(a + b)
 
 
+def _few_shot(rng: random.Random, k: int) -> list[dict[str, str]]:
+    """k worked examples before the question, as few-shot chat prompts carry them (the bulk of a real log's bytes)."""
+    msgs: list[dict[str, str]] = []
+    for _ in range(k):
+        question, answer = _question(rng, rng.randint(0, 10**6), False)
+        msgs += [{"role": "system", "name": "example_user", "content": question},
+                 {"role": "system", "name": "example_assistant", "content": answer}]
+    return msgs
+
+
 def evals_log(path: Path, n_samples: int, *, skill: float, run_id: str, model: str, seed: int = 7,
-              eval_name: str = "arith.dev.v0", big_every: int = 0) -> dict[str, float]:
-    """An oaieval log: spec, final_report on line 2, then sampling+match per sample in completion order."""
+              eval_name: str = "arith.dev.v0", big_every: int = 0, few_shot: int = 0) -> dict[str, float]:
+    """An oaieval log: spec, final_report on line 2, then sampling+match per sample in completion order.
+
+    `few_shot` worked examples per prompt make lines realistically long; `big_every` makes every Nth prompt 50 KB.
+    """
     rng = random.Random(seed)
     outcomes = random.Random(seed * 1000 + int(skill * 100))
     order = list(range(n_samples))
@@ -38,6 +51,7 @@ def evals_log(path: Path, n_samples: int, *, skill: float, run_id: str, model: s
     eid = 0
     for i in order:
         question, answer = _question(rng, i, bool(big_every) and i % big_every == big_every - 1)
+        shots = _few_shot(outcomes, few_shot) if few_shot else []
         ok = outcomes.random() < skill
         correct += ok
         sampled = answer if ok else str(int(answer) + outcomes.choice([-10, -1, 1, 100]))
@@ -47,7 +61,7 @@ def evals_log(path: Path, n_samples: int, *, skill: float, run_id: str, model: s
         sid = f"{eval_name.split('.')[0]}.dev.{i}"
         when = (T0 + timedelta(seconds=eid)).strftime("%Y-%m-%d %H:%M:%S.%f+00:00")
         events.append(json.dumps({"run_id": run_id, "event_id": eid, "sample_id": sid, "type": "sampling",
-                                  "data": {"prompt": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}],
+                                  "data": {"prompt": [{"role": "system", "content": SYSTEM}, *shots, {"role": "user", "content": question}],
                                            "sampled": [sampled], "model": model + "-2026-01-01",
                                            "usage": {"prompt_tokens": p_tok, "completion_tokens": 2, "total_tokens": p_tok + 2}},
                                   "created_by": "", "created_at": when}))
@@ -71,7 +85,7 @@ def evals_log(path: Path, n_samples: int, *, skill: float, run_id: str, model: s
     return {"accuracy": accuracy}
 
 
-def _convo(question: str, answer: str, n_turns: int) -> dict:
+def _convo(question: str, answer: str, n_turns: int, tool_chars: int = 0) -> dict:
     msgs = [{"id": "m0", "author": {"role": "user", "name": None}, "content": {"content_type": "text", "parts": [question]},
              "recipient": "all", "end_turn": None, "status": "finished_successfully", "metadata": {}}]
     for t in range(n_turns):
@@ -79,16 +93,28 @@ def _convo(question: str, answer: str, n_turns: int) -> dict:
                      "content": {"content_type": "text", "parts": [f"python -c 'print({t})'"]}, "recipient": "container.exec",
                      "end_turn": False, "status": "finished_successfully", "metadata": {}})
         msgs.append({"id": f"m{2 * t + 2}", "author": {"role": "tool", "name": "container.exec"},
-                     "content": {"content_type": "text", "parts": [str(t)]}, "recipient": "all", "end_turn": None,
+                     "content": {"content_type": "text", "parts": [str(t) + _tool_output(t, tool_chars)]}, "recipient": "all",
+                     "end_turn": None,
                      "status": "finished_successfully", "metadata": {}})
     msgs.append({"id": "mz", "author": {"role": "assistant", "name": None}, "content": {"content_type": "text", "parts": [answer]},
                  "recipient": "all", "end_turn": True, "status": "finished_successfully", "metadata": {}})
     return {"messages": msgs, "metadata": {}}
 
 
+def _tool_output(t: int, chars: int) -> str:
+    """Padding that looks like a tool's stdout (test runner lines), so convos weigh what agent convos weigh."""
+    if chars <= 0:
+        return ""
+    line = f"\ntests/test_case_{t}.py::test_step PASSED [{t % 100:3d}%]"
+    return (line * (chars // len(line) + 1))[:chars]
+
+
 def nanoeval_log(path: Path, n_tasks: int, n_attempts: int, *, skill: float, run_id: str, seed: int = 11,
-                 steps: int = 1, interleave: int = 4) -> dict[str, float]:
-    """A nanoeval log whose records all carry sample_id/group_id (as_default_recorder), attempts interleaved."""
+                 steps: int = 1, interleave: int = 4, tool_chars: int = 0) -> dict[str, float]:
+    """A nanoeval log whose records all carry sample_id/group_id (as_default_recorder), attempts interleaved.
+
+    `tool_chars` pads each tool output, so a Step/FinalResult convo weighs what a real agent's does.
+    """
     rng = random.Random(seed)
     t = T0
     pending: list[list[str]] = []
@@ -106,12 +132,14 @@ def nanoeval_log(path: Path, n_tasks: int, n_attempts: int, *, skill: float, run
             total += 1
             recs = []
             for s in range(steps):
-                recs.append({"record_type": "extra", "data": {"schema_version": 1, "type": "step", "convo": _convo(question, "…", s),
+                recs.append({"record_type": "extra", "data": {"schema_version": 1, "type": "step",
+                                                              "convo": _convo(question, "…", s, tool_chars),
                              "grade": {"score": 0.0, "grader_log": "tests fail", "is_continuous": False},
                              "elapsed": f"P0DT0H0M{3 * (s + 1)}.000000S"}})
             recs.append({"record_type": "extra", "data": {"schema_version": 1, "type": "final_result_successful",
                          "grade": {"score": score, "grader_log": f"score={score}", "is_continuous": False},
-                         "convo": _convo(question, answer if ok else "I am not sure", steps), "finish_status": "finished-successfully",
+                         "convo": _convo(question, answer if ok else "I am not sure", steps, tool_chars),
+                         "finish_status": "finished-successfully",
                          "max_steps_reached": not ok and rng.random() < 0.3, "max_tokens_reached": False, "max_time_reached": False}})
             recs.append({"record_type": "match", "correct": ok, "expected": None, "picked": None, "prob_correct": None})
             recs.append({"record_type": "sample_completed", "status": "completed"})
@@ -183,6 +211,7 @@ def synth_run(folder: Path, n_seeds: int, *, skill: float, seed: int = 5, model:
 def make_examples(root: Path) -> None:
     """The bundled comparison data (small, committed): two models on one eval, and a run with attempts."""
     (root / "compare").mkdir(parents=True, exist_ok=True)
+    (root / "recorder").mkdir(parents=True, exist_ok=True)
     evals_log(root / "compare" / "arith_gpt-4o-mini.jsonl", 60, skill=0.62, run_id="261120090000ARITHMINI", model="gpt-4o-mini")
     evals_log(root / "compare" / "arith_gpt-4o.jsonl", 60, skill=0.85, run_id="261120100000ARITHFULL", model="gpt-4o")
     nanoeval_log(root / "recorder" / "nanoeval_with_ids_3_attempts.jsonl", 12, 3, skill=0.55, run_id="261120110000NANOIDS3", steps=1)
