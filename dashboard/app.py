@@ -24,12 +24,19 @@ def pages() -> dict[str, list[st.Page]]:
     return {
         "Results": [
             st.Page(VIEWS / "runs.py", title="Runs", icon=":material/table_rows:", url_path="runs", default=True),
+            st.Page(VIEWS / "compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+        ],
+        "Inspect": [
+            st.Page(VIEWS / "run.py", title="Run summary", icon=":material/insights:", url_path="run"),
+            st.Page(VIEWS / "seeds.py", title="Per-seed table", icon=":material/table:", url_path="seeds"),
+            st.Page(VIEWS / "transcript.py", title="Transcript", icon=":material/forum:", url_path="transcript"),
         ],
     }
 
 
 def run() -> None:
-    st.set_page_config(page_title="evaldash", page_icon=":material/monitoring:", layout="wide")
+    # an emoji icon: a :material/ page icon makes every page fetch its SVG from Google Fonts
+    st.set_page_config(page_title="evaldash", page_icon="📊", layout="wide")
     auth.gate()
     navigation = st.navigation(pages())
     sidebar.render()

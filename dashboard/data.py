@@ -18,7 +18,7 @@ from loaders.base import Loader
 from loaders.catalog import Catalog, Entry, build_catalog, expand
 from loaders.errors import SourceError
 from loaders.registry import resolve
-from loaders.schema import LoadWarning, SampleRow, SearchHit, SourceListing, Transcript
+from loaders.schema import LoadWarning, Run, SampleRow, SearchHit, SourceListing, Transcript
 from loaders.sources.backend import BackendLoader
 
 
@@ -51,8 +51,9 @@ def listing(leaf: str, version: str) -> SourceListing:
     return loader(leaf).list_runs()
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=64)
 def _rows(leaf: str, native_run_id: str, version: str) -> list[SampleRow]:
+    """Shared, not copied: cache_data would pickle 100k frozen rows in and out on every rerun. Never mutate it."""
     return loader(leaf).load_samples(native_run_id)
 
 
@@ -158,8 +159,9 @@ def search_of(e: Entry, text: str, regex: bool = False, limit: int = 200) -> lis
 RunKey = tuple[str, str, str, str]
 
 
-@st.cache_data(show_spinner="Comparing runs…", max_entries=32)
+@st.cache_resource(show_spinner="Comparing runs…", max_entries=32)
 def _comparison(runs: tuple[RunKey, ...], baseline: str, alpha: float, id_map: str) -> dict[str, Any]:
+    """Shared, not copied (per-seed lists of 100k rows would be unpickled on every rerun); views only read it."""
     loaded = []
     for public, leaf, native, ver in runs:
         run = next(r for r in listing(leaf, ver).runs if r.run_id == native)
@@ -177,6 +179,37 @@ def comparison(entries: list[Entry], baseline: str, alpha: float, id_map: str) -
     return _comparison(keys, baseline, alpha, id_map)
 
 
+@st.cache_data(show_spinner="Computing run statistics…", max_entries=64)
+def run_stats(leaf: str, native_run_id: str, version: str) -> dict[str, Any]:
+    """`query.run_statistics` of one run (headline + CI, pass@k, usage, report check): a small dict."""
+    entry_run = next(r for r in listing(leaf, version).runs if r.run_id == native_run_id)
+    return query.run_statistics(entry_run, _rows(leaf, native_run_id, version))
+
+
+@st.cache_data(show_spinner="Building the per-seed table…", max_entries=32)
+def seed_frame(leaf: str, native_run_id: str, version: str, grouped: bool) -> pd.DataFrame:
+    """`query.seed_table` (one row per seed x attempt, or per seed); filtering and paging happen per view."""
+    return query.seed_table(_rows(leaf, native_run_id, version), grouped)
+
+
+def stats_of(e: Entry) -> dict[str, Any]:
+    """The run summary page's figures; raises SourceError when the rows cannot be read."""
+    return run_stats(e.leaf, e.native_run_id, version(e.leaf))
+
+
+def seeds_of(e: Entry, grouped: bool) -> pd.DataFrame:
+    return seed_frame(e.leaf, e.native_run_id, version(e.leaf), grouped)
+
+
+def live_run(e: Entry) -> Run:
+    """The current header of a running backend job: one status call, deliberately uncached (this is the poll)."""
+    source = loader(e.leaf)
+    if isinstance(source, BackendLoader):
+        fresh = source.job_status(e.native_run_id)
+        return fresh if fresh.run_id == e.run_id else fresh.model_copy(update={"run_id": e.run_id})
+    return e.run
+
+
 def refresh() -> None:
     """Forget what was read; the next rerun re-checks versions and re-reads what changed."""
     leaves.clear()
@@ -187,3 +220,5 @@ def refresh() -> None:
     transcript.clear()
     _search.clear()
     _comparison.clear()
+    run_stats.clear()
+    seed_frame.clear()
