@@ -113,9 +113,8 @@ def reported_headline(run: Run) -> dict[str, Any]:
 
 def runs_frame(summaries: Sequence[dict[str, Any]]) -> pd.DataFrame:
     """The Runs page table: one row per run, sortable, key metrics first."""
-    columns = ["run_id", "display_name", "source_kind", "eval_name", "model", "status", "created_at", "n_samples",
-               "n_attempts", "score_mean", "reported_score", "n_errors", "tokens_total", "cost_usd_total", "n_warnings",
-               "location"]
+    columns = ["run_id", "display_name", "score_mean", "reported_score", "n_samples", "n_attempts", "n_errors", "status",
+               "model", "eval_name", "source_kind", "created_at", "tokens_total", "cost_usd_total", "n_warnings", "location"]
     records = []
     for s in summaries:
         records.append({**{k: s.get(k) for k in columns}, "reported_score": (s.get("reported") or {}).get("value"),

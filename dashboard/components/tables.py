@@ -10,6 +10,7 @@ import streamlit as st
 def runs_columns() -> dict[str, Any]:
     return {
         "run_id": st.column_config.TextColumn("Run", pinned=True),
+        "open": st.column_config.LinkColumn("Summary", display_text="open", help="Deep link to the run summary"),
         "display_name": st.column_config.TextColumn("Name"),
         "source_kind": st.column_config.TextColumn("Kind"),
         "eval_name": st.column_config.TextColumn("Eval"),

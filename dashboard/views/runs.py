@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import streamlit as st
 
 from dashboard import data, state
@@ -24,6 +26,7 @@ if not summaries:
     st.stop()
 
 frame = query.runs_frame(summaries)
+frame.insert(1, "open", [f"/run?{urlencode({state.RUN: run_id})}" for run_id in frame["run_id"]])
 event = st.dataframe(
     frame, key="runs.table", on_select="rerun", selection_mode="multi-row", hide_index=True,
     column_config=tables.runs_columns(), width="stretch",
