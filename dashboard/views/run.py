@@ -9,21 +9,12 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import data, state
-from dashboard.components import charts, safe
+from dashboard.components import charts, run_picker, safe
 from dashboard.components import run_summary as show
 from loaders.errors import SourceError
 
 st.title("Run summary")
-run_id = state.param(state.RUN)
-entry = data.entry(run_id)
-if entry is None:
-    if run_id:
-        st.error("No run with this id in the configured sources. It may come from a source this session has not added.")
-        st.code(run_id, language=None)
-    else:
-        st.info("No run chosen: pick one on the Runs page.")
-    st.page_link("views/runs.py", label="All runs", icon=":material/table_rows:")
-    st.stop()
+entry = run_picker.chosen_entry("run")
 
 run = entry.run
 st.text(f"{entry.run_id} · {run.display_name}")

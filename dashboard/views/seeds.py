@@ -11,6 +11,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from dashboard import data, state
+from dashboard.components import run_picker
 from dashboard.components import seed_table as table
 from loaders import query
 from loaders.errors import SourceError
@@ -18,16 +19,7 @@ from loaders.errors import SourceError
 BIND = "query-params"
 
 st.title("Per-seed table")
-run_id = state.param(state.RUN)
-entry = data.entry(run_id)
-if entry is None:
-    if run_id:
-        st.error("No run with this id in the configured sources. It may come from a source this session has not added.")
-        st.code(run_id, language=None)
-    else:
-        st.info("No run chosen: pick one on the Runs page.")
-    st.page_link("views/runs.py", label="All runs", icon=":material/table_rows:")
-    st.stop()
+entry = run_picker.chosen_entry("seeds")
 
 st.text(f"{entry.run_id} · {entry.run.display_name}")
 st.page_link("views/run.py", label="Run summary", icon=":material/insights:", query_params={state.RUN: entry.run_id})

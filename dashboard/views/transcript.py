@@ -11,24 +11,14 @@ import re
 import streamlit as st
 
 from dashboard import data, state
+from dashboard.components import run_picker
 from dashboard.components import transcript as view
 from loaders.errors import SourceError
 
 SEARCH_LIMIT = 200
 
 st.title("Transcript")
-entry = data.entry(state.param(state.RUN))
-if entry is None:
-    if state.param(state.RUN):
-        st.error("No run with this id in the configured sources.")
-        st.code(state.param(state.RUN), language=None)
-    runs = data.catalog(show_progress=False).entries
-    picked = st.selectbox("Run", list(runs), index=None, format_func=lambda r: f"{r} · {runs[r].run.display_name}",
-                          key="transcript.run", placeholder="Pick a run")
-    if picked:
-        st.query_params.from_dict({state.RUN: picked})
-        st.rerun()
-    st.stop()
+entry = run_picker.chosen_entry("transcript")
 
 # A page_link to the page it sits on reruns it with the new params but leaves the address bar as it was
 # (Streamlit 1.67); one write sends the whole query string back, so the URL is this page's deep link.
