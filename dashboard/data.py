@@ -175,8 +175,23 @@ def _comparison(runs: tuple[RunKey, ...], baseline: str, alpha: float, id_map: s
 
 def comparison(entries: list[Entry], baseline: str, alpha: float, id_map: str) -> dict[str, Any]:
     """`query.compare_many` of these runs (each against `baseline`), cached by ids + version tokens."""
-    keys = tuple((e.run_id, e.leaf, e.native_run_id, version(e.leaf)) for e in entries)
-    return _comparison(keys, baseline, alpha, id_map)
+    return _comparison(_run_keys(entries), baseline, alpha, id_map)
+
+
+def _run_keys(entries: list[Entry]) -> tuple[RunKey, ...]:
+    return tuple((e.run_id, e.leaf, e.native_run_id, version(e.leaf)) for e in entries)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _comparison_frames(runs: tuple[RunKey, ...], baseline: str, alpha: float, id_map: str) -> dict[str, dict[str, pd.DataFrame]]:
+    """The flips table and the per-seed points of each comparison, built once (100k pairs cost ~0.3 s)."""
+    result = _comparison(runs, baseline, alpha, id_map)
+    return {c["run_b"]["run_id"]: {"flips": query.flips_frame(c), "points": query.seed_points(c)} for c in result["comparisons"]}
+
+
+def comparison_frames(entries: list[Entry], baseline: str, alpha: float, id_map: str, run_b: str) -> dict[str, pd.DataFrame]:
+    """Shared, not copied: views filter or slice these frames and never change them in place."""
+    return _comparison_frames(_run_keys(entries), baseline, alpha, id_map)[run_b]
 
 
 @st.cache_data(show_spinner="Computing run statistics…", max_entries=64)
@@ -220,5 +235,6 @@ def refresh() -> None:
     transcript.clear()
     _search.clear()
     _comparison.clear()
+    _comparison_frames.clear()
     run_stats.clear()
     seed_frame.clear()

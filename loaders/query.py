@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -662,3 +662,24 @@ def transcript_alignment(messages_a: Sequence[Any], messages_b: Sequence[Any]) -
             first = i
         pairs.append({"index": i, "a": a, "b": b, "same": same})
     return {"pairs": pairs, "first_divergence": first, "n_a": len(messages_a), "n_b": len(messages_b)}
+
+
+def flips_frame(comparison: Mapping[str, Any]) -> pd.DataFrame:
+    """The flips of one `compare_runs` result as a table: one row per aligned sample x attempt."""
+    cols = ["sample_id", "sample_id_b", "attempt", "score_a", "score_b", "change"]
+    frame = pd.DataFrame(comparison["flips"], columns=cols)
+    return frame.astype({"score_a": "float64", "score_b": "float64"})
+
+
+def seed_points(comparison: Mapping[str, Any]) -> pd.DataFrame:
+    """One point per seed: its score, or with several attempts its pass share k/n, in A and in B."""
+    if not comparison["seeds"]:
+        return flips_frame(comparison)
+    rows = []
+    for s in comparison["seeds"]:
+        a = s["k_a"] / s["n_a"] if s["n_a"] else None
+        b = s["k_b"] / s["n_b"] if s["n_b"] else None
+        change = "excluded" if a is None or b is None else "improved" if b > a else "regressed" if b < a else "unchanged"
+        rows.append({"sample_id": s["sample_id"], "score_a": a, "score_b": b, "change": change})
+    return pd.DataFrame(rows, columns=["sample_id", "score_a", "score_b", "change"]).astype({"score_a": "float64",
+                                                                                              "score_b": "float64"})

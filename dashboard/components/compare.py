@@ -195,31 +195,11 @@ def headlines_frame(result: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def flips_frame(c: Mapping[str, Any]) -> pd.DataFrame:
-    cols = ["sample_id", "sample_id_b", "attempt", "score_a", "score_b", "change"]
-    frame = pd.DataFrame(c["flips"], columns=cols)
-    return frame.astype({"score_a": "float64", "score_b": "float64"})
-
-
 def filter_flips(frame: pd.DataFrame, flip: str) -> pd.DataFrame:
     if flip == "all":
         return frame
     wanted = ("improved", "regressed") if flip == "changed" else (flip,)
     return frame[frame["change"].isin(wanted)].reset_index(drop=True)
-
-
-def seed_points(c: Mapping[str, Any]) -> pd.DataFrame:
-    """One point per seed: its score, or with several attempts its pass share k/n, in A and in B."""
-    if not c["seeds"]:
-        return flips_frame(c)
-    rows = []
-    for s in c["seeds"]:
-        a = s["k_a"] / s["n_a"] if s["n_a"] else None
-        b = s["k_b"] / s["n_b"] if s["n_b"] else None
-        change = "excluded" if a is None or b is None else "improved" if b > a else "regressed" if b < a else "unchanged"
-        rows.append({"sample_id": s["sample_id"], "score_a": a, "score_b": b, "change": change})
-    return pd.DataFrame(rows, columns=["sample_id", "score_a", "score_b", "change"]).astype({"score_a": "float64",
-                                                                                              "score_b": "float64"})
 
 
 def seeds_frame(result: Mapping[str, Any]) -> pd.DataFrame:
@@ -407,7 +387,7 @@ def _url_flip(frame: pd.DataFrame) -> tuple[Flip | None, str | None]:
     return Flip(str(row["sample_id"]), str(row["sample_id_b"]), int(row["attempt"])), None
 
 
-def flips(c: Mapping[str, Any], result: Mapping[str, Any]) -> Flip | None:
+def flips(c: Mapping[str, Any], result: Mapping[str, Any], frames: Mapping[str, pd.DataFrame]) -> Flip | None:
     """Counts, the filterable flips table (filter and selection in the URL), per-seed k/n and flakiness, charts.
 
     Returns the flip whose transcripts to open: the selected row, else the one the URL names.
@@ -431,15 +411,14 @@ def flips(c: Mapping[str, Any], result: Mapping[str, Any]) -> Flip | None:
     st.segmented_control("Show", FLIP_FILTERS, key=state.COMPARE_FLIP, required=True,
                          on_change=lambda: _set_param(state.FLIP, st.session_state.get(state.COMPARE_FLIP), "all"))
 
-    every = flips_frame(c)
+    every = frames["flips"]  # built once per comparison in the data layer, not on every rerun
     url_pick, missing = _url_flip(every)
     if missing:
         st.warning("The sample chosen in the link is not among the aligned samples of these two runs.", icon=":material/warning:")
         st.code(missing, language=None)
     frame = filter_flips(every, flip)
-    ids = [Flip(str(r.sample_id), str(r.sample_id_b), int(r.attempt)) for r in frame.itertuples()]
     key = flips_table_key(vs, flip)
-    default = [ids.index(url_pick)] if url_pick in ids and key not in st.session_state else []
+    default = _row_of(frame, url_pick) if url_pick is not None and key not in st.session_state else []
     show_b = bool((frame["sample_id"] != frame["sample_id_b"]).any())
     event = st.dataframe(
         frame, key=key, on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch", height=320,
@@ -456,7 +435,7 @@ def flips(c: Mapping[str, Any], result: Mapping[str, Any]) -> Flip | None:
     )
     st.caption(f"{len(frame)} of {len(every)} aligned pairs · select a row to open both transcripts below")
     rows = event.selection.rows if event and event.selection else []
-    selected = ids[rows[0]] if rows and rows[0] < len(ids) else None
+    selected = _flip_at(frame, rows[0]) if rows and rows[0] < len(frame) else None
     seen_key = f"{key}.seen"
     if selected != st.session_state.get(seen_key):  # the user changed the selection: it becomes the link
         st.session_state[seen_key] = selected
@@ -466,10 +445,22 @@ def flips(c: Mapping[str, Any], result: Mapping[str, Any]) -> Flip | None:
 
     _flakiness(c, result)
     left, right = st.columns(2)
-    points = seed_points(c)
+    points = frames["points"]
     left.altair_chart(compare_charts.seed_scatter(points, "baseline", "this run"), width="stretch")
     right.altair_chart(compare_charts.delta_histogram(points), width="stretch")
     return url_pick
+
+
+def _row_of(frame: pd.DataFrame, pick: Flip) -> list[int]:
+    """Position of one flip in the (filtered) table, found vectorised: the table may hold 100k pairs."""
+    mask = (frame["sample_id"] == pick.sample_id) & (frame["sample_id_b"] == pick.sample_id_b) & (frame["attempt"] == pick.attempt)
+    hits = mask.to_numpy().nonzero()[0]
+    return [int(hits[0])] if len(hits) else []
+
+
+def _flip_at(frame: pd.DataFrame, position: int) -> Flip:
+    row = frame.iloc[position]
+    return Flip(str(row["sample_id"]), str(row["sample_id_b"]), int(row["attempt"]))
 
 
 def _flakiness(c: Mapping[str, Any], result: Mapping[str, Any]) -> None:

@@ -41,7 +41,7 @@ for c in result["comparisons"]:
 compare.usage(result)
 
 chosen = compare.choose_vs(result)
-flip = compare.flips(chosen, result)
+flip = compare.flips(chosen, result, data.comparison_frames(runs, baseline, pick.alpha, pick.id_map, chosen["run_b"]["run_id"]))
 if flip is None:
     st.caption("Select a row in the flips table to see both transcripts side by side.")
     st.stop()
