@@ -17,6 +17,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED_EXAMPLES = ROOT / "examples"
 ENV_VAR = "EVALDASH_SOURCES"
+ROOTS_VAR = "EVALDASH_ALLOWED_ROOTS"
 
 
 def read_secrets() -> dict[str, Any]:
@@ -97,3 +98,30 @@ def settings_for(url: str, secrets: Mapping[str, Any] | None) -> BackendSettings
         if norm(conf.url) == norm(url):
             return conf
     return None
+
+
+def allowed_roots(configured: Sequence[str], environ: Mapping[str, str] | None = None) -> list[Path]:
+    """Folders a viewer may point the server at: EVALDASH_ALLOWED_ROOTS, else the configured sources' folders.
+
+    On a shared URL the sidebar field and `?source=` links run with the server's file access;
+    without a fence, anyone holding the URL could make it open (and preview) any file.
+    """
+    environ = os.environ if environ is None else environ
+    named = split_sources(environ.get(ROOTS_VAR, ""))
+    if named:
+        return [Path(p).resolve() for p in named]
+    roots = []
+    for source in configured:
+        if source.startswith(("http://", "https://")):
+            continue
+        path = Path(source.partition(":")[2] if ":" in source and not Path(source).exists() else source).resolve()
+        roots.append(path if path.is_dir() else path.parent)
+    return roots
+
+
+def is_allowed_source(source: str, roots: Sequence[Path], extra_roots: Sequence[Path] = ()) -> bool:
+    """A user-added source: a backend URL, or a path inside an allowed root (after resolving `..` and links)."""
+    if source.startswith(("http://", "https://")):
+        return True
+    path = Path(source.partition(":")[2] if ":" in source and not Path(source).exists() else source).resolve()
+    return any(path == root or root in path.parents for root in [*roots, *extra_roots])

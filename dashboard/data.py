@@ -7,6 +7,7 @@ big objects, so a changed file is re-read and an unchanged one is not.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -80,17 +81,30 @@ def _search(leaf: str, native_run_id: str, pattern: str, limit: int, version: st
 
 
 def sources() -> list[str]:
-    """Configured sources plus those a user added in the sidebar or a link carries."""
+    """Configured sources plus those a user added in the sidebar or a link carries (inside the allowed roots)."""
+    return _sources()[0]
+
+
+def _sources() -> tuple[list[str], dict[str, list[LoadWarning]]]:
     base = config.configured_sources(secrets=config.read_secrets())
-    extra = list(st.session_state.get(state.ADDED_SOURCES, [])) + state.list_param(state.SOURCE)
-    return list(dict.fromkeys(base + extra))
+    roots = config.allowed_roots(base)
+    upload_dir = st.session_state.get("sources.upload_dir")
+    uploads = [Path(upload_dir).resolve()] if upload_dir else []
+    kept, refused = list(base), {}
+    for source in list(st.session_state.get(state.ADDED_SOURCES, [])) + state.list_param(state.SOURCE):
+        if config.is_allowed_source(source, roots, uploads):
+            kept.append(source)
+        else:
+            refused[source] = [LoadWarning(code="not_allowed", file=source, message=(
+                "not opened: outside the folders this dashboard serves (set EVALDASH_ALLOWED_ROOTS to widen them)"))]
+    return list(dict.fromkeys(kept)), refused
 
 
 def catalog(show_progress: bool = True) -> Catalog:
     """Every run of every source. Leaves load through the cache; a progress bar while many do."""
     all_leaves: list[tuple[str, str]] = []
-    problems: dict[str, list[LoadWarning]] = {}
-    for source in sources():
+    chosen, problems = _sources()
+    for source in chosen:
         try:
             found, warnings = leaves(source)
         except SourceError as exc:
