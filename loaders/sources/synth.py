@@ -349,10 +349,13 @@ def _slug(text: str) -> str:
 
 def _build(source: str, inputs: _Inputs) -> _Scan:
     location = inputs.location
-    # §3: path + content hash; the content is the results file when there is one, so attaching traces later keeps the id
+    # §3 suggests path + content hash. The folder's own name stands in for the path: an absolute path would give
+    # the same run another id on a teammate's machine and break pasted links (two identical copies in one
+    # catalog are told apart there, as `id~2`). The content is the results file when there is one, so
+    # attaching traces later keeps the id.
     role = next(r for r in ("results", "report", "zip", "traces", "") if r in inputs.digests or not r)
     content = inputs.digests[role].digest() if role else b""
-    key = hashlib.sha256(str(Path(location).resolve()).encode() + b"\0" + content).hexdigest()
+    key = hashlib.sha256(Path(location).name.encode() + b"\0" + content).hexdigest()
     run_id = f"synth-{_slug(inputs.name)}-{key[:12]}"
     primary = inputs.results if inputs.results is not None else inputs.report
     warnings: list[LoadWarning] = list(inputs.warnings)

@@ -90,7 +90,7 @@ def test_single_attempt_run_has_no_pass_at_k(make_app):
 
 
 def test_error_aware_and_inclusive_both_labelled(make_app):
-    at = open_run(make_app, "synth-banking77-gpt-4o-mini-027ce8f798cd")  # one seed failed with a system error
+    at = open_run(make_app, "synth-banking77-gpt-4o-mini-2e114df9407b")  # one seed failed with a system error
     table = next(d.value for d in at.dataframe if "figure" in d.value.columns and "meaning" in d.value.columns)
     assert table["figure"].tolist() == ["Error-aware", "Error-inclusive"]
     assert table["meaning"].str.contains("system errors").all()
@@ -125,10 +125,10 @@ def test_report_mismatch_is_flagged_with_reason(make_app):
 
 
 def test_finish_reasons_with_example_error_and_transcript_link(make_app):
-    at = open_run(make_app, "synth-banking77-gpt-4o-mini-027ce8f798cd")
+    at = open_run(make_app, "synth-banking77-gpt-4o-mini-2e114df9407b")
     errors = next(d.value for d in at.dataframe if "error_kind" in d.value.columns)
     assert errors["count"].sum() == 1
-    assert errors["transcript"].str.startswith("/transcript?run=synth-banking77-gpt-4o-mini-027ce8f798cd&sample=").all()
+    assert errors["transcript"].str.startswith("/transcript?run=synth-banking77-gpt-4o-mini-2e114df9407b&sample=").all()
     assert any("Per-seed table" in (p.proto.label or "") for p in at.get("page_link"))
 
 

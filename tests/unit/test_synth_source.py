@@ -225,3 +225,18 @@ def test_results_with_traces_subfolder(tmp_path: Path) -> None:
     assert [(r.sample_id, r.has_transcript) for r in rows] == [("0", True), ("1", False), ("2", False)]
     assert next(w for w in run.warnings if w.code == "bad_trace").file.endswith("traces/seed_1_trace.json")
     assert run.config["files"]["traces"] == [str(tmp_path / "traces" / "seed_0_trace.json")]
+
+
+def test_run_id_does_not_depend_on_where_the_folder_lives(tmp_path):
+    """A pasted deep link must open the same run on a teammate's machine or another checkout."""
+    import shutil
+
+    from loaders import resolve
+    from tests.conftest import EXAMPLES
+
+    ids = []
+    for place in ("a", "b/deeper"):
+        target = tmp_path / place / "banking77-gpt-4o-mini"
+        shutil.copytree(EXAMPLES / "synth" / "banking77-gpt-4o-mini", target)
+        ids.append(resolve(str(target)).list_runs().runs[0].run_id)
+    assert ids[0] == ids[1] == "synth-banking77-gpt-4o-mini-2e114df9407b"
