@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import config, state
-from loaders import query
+from loaders import compare, query
 from loaders.base import Loader
 from loaders.catalog import Catalog, Entry, build_catalog, expand
 from loaders.errors import SourceError
@@ -184,11 +184,11 @@ def _comparison(runs: tuple[RunKey, ...], baseline: str, alpha: float, id_map: s
             run = run.model_copy(update={"run_id": public})
             rows = [r.model_copy(update={"run_id": public}) for r in rows]
         loaded.append((run, rows))
-    return query.compare_many(loaded, baseline=baseline, alpha=alpha, id_map=id_map)
+    return compare.compare_many(loaded, baseline=baseline, alpha=alpha, id_map=id_map)
 
 
 def comparison(entries: list[Entry], baseline: str, alpha: float, id_map: str) -> dict[str, Any]:
-    """`query.compare_many` of these runs (each against `baseline`), cached by ids + version tokens."""
+    """`compare.compare_many` of these runs (each against `baseline`), cached by ids + version tokens."""
     return _comparison(_run_keys(entries), baseline, alpha, id_map)
 
 
@@ -200,7 +200,7 @@ def _run_keys(entries: list[Entry]) -> tuple[RunKey, ...]:
 def _comparison_frames(runs: tuple[RunKey, ...], baseline: str, alpha: float, id_map: str) -> dict[str, dict[str, pd.DataFrame]]:
     """The flips table and the per-seed points of each comparison, built once (100k pairs cost ~0.3 s)."""
     result = _comparison(runs, baseline, alpha, id_map)
-    return {c["run_b"]["run_id"]: {"flips": query.flips_frame(c), "points": query.seed_points(c)} for c in result["comparisons"]}
+    return {c["run_b"]["run_id"]: {"flips": compare.flips_frame(c), "points": compare.seed_points(c)} for c in result["comparisons"]}
 
 
 def comparison_frames(entries: list[Entry], baseline: str, alpha: float, id_map: str, run_b: str) -> dict[str, pd.DataFrame]:

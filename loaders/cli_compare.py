@@ -1,7 +1,7 @@
 """`evaldash compare`: run B against run A with paired significance, usable as a CI gate.
 
-Registered by `loaders.cli._register_extensions`. `--json` prints the `query.compare_runs`
-dict unchanged (with 3+ runs: `query.compare_many`, each run against the first).
+Registered by `loaders.cli._register_extensions`. `--json` prints the `compare.compare_runs`
+dict unchanged (with 3+ runs: `compare.compare_many`, each run against the first).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import Any
 
-from loaders import query
+from loaders import compare
 from loaders.errors import SourceError
 from loaders.schema import Run, SampleRow
 
@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--fail-on-regression", action="store_true", help="exit 1 when B is significantly worse than A")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--id-map", choices=query.ID_MAPS, default="exact",
+    p.add_argument("--id-map", choices=compare.ID_MAPS, default="exact",
                    help="how sample ids match: exact, or numeric (arc.dev.12 = seed 12)")
     p.set_defaults(handler=cmd_compare)
 
@@ -57,10 +57,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     loaded = _load(args.sources, run_ids)
     if len(loaded) == 2:
         (run_a, rows_a), (run_b, rows_b) = loaded
-        results = [query.compare_runs(run_a, rows_a, run_b, rows_b, alpha=args.alpha, id_map=args.id_map)]
+        results = [compare.compare_runs(run_a, rows_a, run_b, rows_b, alpha=args.alpha, id_map=args.id_map)]
         payload: dict[str, Any] = results[0]
     else:
-        payload = query.compare_many(loaded, baseline=run_ids[0], alpha=args.alpha, id_map=args.id_map)
+        payload = compare.compare_many(loaded, baseline=run_ids[0], alpha=args.alpha, id_map=args.id_map)
         results = payload["comparisons"]
     if args.json:
         print(json.dumps(_jsonable(payload), indent=2, default=str))

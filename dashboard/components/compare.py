@@ -1,6 +1,6 @@
 """Compare page components: the picker bound to the URL, verdict blocks, flips and transcripts side by side.
 
-Every number comes from `loaders.query.compare_many` (through `data.comparison`); nothing here
+Every number comes from `loaders.compare.compare_many` (through `data.comparison`); nothing here
 computes a statistic. Run ids, sample ids and transcript text come from files we do not control,
 so they are shown with `st.text`/`st.code`/dataframes only; Markdown-interpreting calls
 (`st.caption`, `st.warning`, metric labels) get developer-written strings and numbers only.
@@ -19,7 +19,7 @@ import streamlit as st
 from dashboard import state
 from dashboard.components import compare_charts
 from loaders.catalog import Entry
-from loaders.query import ID_MAPS, transcript_alignment
+from loaders.compare import ID_MAPS, transcript_alignment
 from loaders.schema import Message, SampleRow, Transcript
 
 ALPHAS = (0.001, 0.01, 0.05, 0.1)

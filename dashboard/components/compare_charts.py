@@ -1,7 +1,7 @@
 """Charts of the Compare page: pure DataFrame -> alt.Chart, no streamlit, no statistics.
 
 The numbers (estimates, interval ends, per-seed scores) come ready-made from
-`loaders.query.compare_many`; these functions only draw them, so a chart can never
+`loaders.compare.compare_many`; these functions only draw them, so a chart can never
 disagree with the table next to it.
 """
 

@@ -1,7 +1,7 @@
 """Compare: runs side by side on the samples they share, to tell whether a difference is real.
 
 Deep link: `/compare?runs=A,B[,C...]&baseline=A&alpha=0.05&idmap=numeric&flip=regressed&vs=B&sample=S&attempt=0`.
-Statistics come from `loaders.query.compare_many` (the CLI's `evaldash compare` uses the same), so the
+Statistics come from `loaders.compare.compare_many` (the CLI's `evaldash compare` uses the same), so the
 page and a CI gate never disagree; this view only reads state, calls `data.*` and renders components.
 """
 
