@@ -15,15 +15,17 @@ import json
 import logging
 import os
 import threading
+from collections import deque
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from itertools import repeat
+from itertools import accumulate, repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from loaders.formats.index import RunIndex, Span, TranscriptKey
@@ -126,16 +128,6 @@ _new_row = SampleRow.__new__
 _set = object.__setattr__
 
 
-def trusted_row(values: dict[str, Any]) -> SampleRow:
-    """A SampleRow from already-typed values (every field present), without re-validating 100k rows on a restart."""
-    row = _new_row(SampleRow)
-    _set(row, "__dict__", values)
-    _set(row, "__pydantic_fields_set__", _ALL_FIELDS)  # shared (a set is ~2 KB a row); pydantic copies it before any change
-    _set(row, "__pydantic_extra__", None)
-    _set(row, "__pydantic_private__", None)
-    return row
-
-
 def _pylist(column: pa.ChunkedArray) -> list[Any]:
     """A column as Python values; the common all-null and null-free numeric columns skip to_pylist's per-value cost."""
     n = len(column)
@@ -147,20 +139,58 @@ def _pylist(column: pa.ChunkedArray) -> list[Any]:
     return column.to_pylist()
 
 
-def _rows_of(table: pa.Table) -> list[tuple[int, SampleRow]]:
-    """Rows back from columns, built column-wise (one list per field, in field order) then zipped: ~2 µs a row."""
-    columns: list[list[Any]] = []
+def _consume(iterator: Iterator[Any]) -> None:
+    """Run a `map` to its end in C (the fastest way to apply a C function to 100k objects)."""
+    deque(iterator, maxlen=0)
+
+
+def _rows_of(table: pa.Table) -> tuple[list[int], list[SampleRow]]:
+    """(run number of each row, rows) back from columns, with no Python-level loop over the rows.
+
+    A column that holds one value on every row (a run id, all-null scores, ...) goes into a template dict; each
+    row's dict is a copy of that template with its own varying values set, column by column in C loops.
+    Only immutable values are shared between rows; `metrics` dicts are always each row's own.
+    """
+    n = table.num_rows
+    if n == 0:
+        return [], []
+    template: dict[str, Any] = {}
+    varying_names: list[str] = []
+    varying_cols: list[list[Any]] = []
+    sample_ids = table.column("sample_id").to_pylist()
     for name in _ROW_FIELDS:
-        if name == "sort_key":
-            columns.append(list(zip(table.column("sort_key_n").to_pylist(), table.column("sort_key_s").to_pylist(), strict=True)))
+        if name == "sample_id":
+            values = sample_ids
+        elif name == "sort_key":
+            keys_s = table.column("sort_key_s")
+            # numeric_sort_key keeps the sample id as its second part: share those strings instead of new copies
+            same = keys_s.null_count == 0 and table.column("sample_id").equals(keys_s)
+            values = list(zip(table.column("sort_key_n").to_pylist(), sample_ids if same else keys_s.to_pylist(), strict=True))
         elif name == "flags":
-            columns.append([tuple(f) for f in table.column("flags").to_pylist()])
+            flags = table.column("flags")
+            values = [()] * n if flags.null_count == 0 and pc.sum(pc.list_value_length(flags)).as_py() == 0 \
+                else [tuple(f) for f in flags.to_pylist()]
         elif name == "metrics":
-            columns.append([json.loads(m) if m is not None else {} for m in table.column("metrics").to_pylist()])
+            values = [json.loads(m) if m is not None else {} for m in table.column("metrics").to_pylist()]
         else:
-            columns.append(_pylist(table.column(name)))
-    rows = list(map(trusted_row, map(dict, map(zip, repeat(_ROW_FIELDS), zip(*columns, strict=True)))))  # no Python loop
-    return list(zip(table.column("run_no").to_pylist(), rows, strict=True))
+            values = _pylist(table.column(name))
+        template[name] = None
+        first = values[0]
+        if name != "metrics" and (first is None or type(first) in (str, int, bool, tuple)) \
+                and values.count(first) == n:
+            template[name] = first  # the same immutable value on every row (floats never: -0.0 == 0.0)
+        else:
+            varying_names.append(name)
+            varying_cols.append(values)
+    dicts = list(map(dict.copy, repeat(template, n)))  # a copy of a same-shaped dict is a memcpy, not 26 inserts
+    for name, values in zip(varying_names, varying_cols, strict=True):
+        _consume(map(dict.__setitem__, dicts, repeat(name), values))
+    rows: list[SampleRow] = list(map(_new_row, repeat(SampleRow, n)))
+    _consume(map(_set, rows, repeat("__dict__"), dicts))
+    _consume(map(_set, rows, repeat("__pydantic_fields_set__"), repeat(_ALL_FIELDS)))  # shared; pydantic copies it before a change
+    _consume(map(_set, rows, repeat("__pydantic_extra__"), repeat(None)))
+    _consume(map(_set, rows, repeat("__pydantic_private__"), repeat(None)))
+    return table.column("run_no").to_pylist(), rows
 
 
 # --- spans, read lazily ----------------------------------------------------------------------------------------------
@@ -228,18 +258,22 @@ def load(path: Path, source: str) -> tuple[list[RunIndex], list[LoadWarning]] | 
         rows_file, spans_file = _files(folder, identity)
         if not rows_file.is_file() or not spans_file.is_file():
             return None
-        table = pq.read_table(rows_file)
-        header = json.loads((table.schema.metadata or {})[b"evaldash"])
-        if header.get("identity") != identity:
-            return None
+        with pq.ParquetFile(rows_file) as pf:  # not pq.read_table: its dataset layer imports pandas, ~0.3 s of a cold start
+            header = json.loads((pf.schema_arrow.metadata or {})[b"evaldash"])
+            if header.get("identity") != identity:
+                return None
+            table = pf.read()
         runs = [_run_of(r) for r in header["runs"]]
         warnings = [LoadWarning.model_validate(w) for w in header["warnings"]]
-        per_run: list[list[SampleRow]] = [[] for _ in runs]
-        with gc_paused():
-            for run_no, row in _rows_of(table):
-                per_run[run_no].append(row)
-        if [len(r) for r in per_run] != header["n_rows"]:
+        counts = header["n_rows"]
+        if len(counts) != len(runs) or sum(counts) != table.num_rows:
             return None
+        with gc_paused():
+            run_nos, rows = _rows_of(table)
+        if run_nos != [i for i, k in enumerate(counts) for _ in range(k)]:  # save writes each run's rows together
+            return None
+        ends = list(accumulate(counts))
+        per_run = [rows[end - k:end] for k, end in zip(counts, ends, strict=True)]
         tag = header["tag"]
         if (pq.read_schema(spans_file).metadata or {}).get(b"evaldash_key", b"").decode() != tag:
             return None

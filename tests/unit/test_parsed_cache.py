@@ -94,3 +94,20 @@ def test_disabled_cache_writes_nothing(tmp_path: Path, monkeypatch):
     shutil.copy(EXAMPLES / "compare" / "arith_gpt-4o.jsonl", log)
     snapshot(log)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.jsonl"]
+
+
+def test_column_round_trip_keeps_each_rows_values():
+    """Constant columns are shared through a template: values equal but not identical (-0.0 / 0.0) stay distinct,
+    and each row keeps its own metrics dict."""
+    from loaders.formats.index import make_row, numeric_sort_key
+
+    rows = [make_row(run_id="r", sample_id=f"s.{i}", attempt=0, sort_key=numeric_sort_key(f"s.{i}"), score=score,
+                     correct_rule="same", flags=(), metrics={}) for i, score in enumerate([0.0, -0.0, 0.0])]
+    rows.append(make_row(run_id="r", sample_id="x", attempt=0, sort_key=(7, "other"), score=None, correct_rule="same",
+                         flags=("a", "b"), metrics={"k": [1, 2]}))
+    run_nos, back = parsed_cache._rows_of(parsed_cache._row_table(rows, [0] * len(rows)))
+    assert run_nos == [0] * len(rows)
+    assert [repr(r) for r in back] == [repr(r) for r in rows]
+    assert back[0].metrics is not back[1].metrics
+    back[0].metrics["new"] = 1
+    assert back[1].metrics == {}
