@@ -31,12 +31,21 @@ GROUPED_COLUMNS = [
     "events_score", "verifier_score", "latency_ms", "tokens_total", "cost_usd", "finish_reason", "n_errors", "error",
     "n_messages",
 ]
+ALWAYS_SHOWN = {"sample_id", "attempt", "k_of_n", "status", "score", "correct", "error"}
 SORT_BY = {"k_of_n": ["k_passed", "n_graded"]}  # "3/4" sorts by counts, not as text
 
 
 def columns(grouped: bool) -> list[str]:
     """Shown columns (and the sort choices) of either mode."""
     return GROUPED_COLUMNS if grouped else ATTEMPT_COLUMNS
+
+
+def shown_columns(frame: pd.DataFrame, grouped: bool) -> list[str]:
+    """The mode's columns less those no row of this run has (a nanoeval run has no rewards): less noise.
+
+    Decided on the whole run, not the filtered view, so columns do not come and go with a filter.
+    """
+    return [c for c in columns(grouped) if c in ALWAYS_SHOWN or (c in frame.columns and frame[c].notna().any())]
 
 
 def sort_frame(frame: pd.DataFrame, sort: str | None, desc: bool) -> pd.DataFrame:

@@ -94,7 +94,7 @@ with slot:
         rows, key=table.table_key(entry.run_id, grouped, status, search, regex, smin, smax, sort, desc, page, size),
         on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",
         selection_default={"selection": {"rows": [default]}} if default is not None else None,
-        column_order=[*table.columns(grouped), "transcript"], column_config=table.column_config(grouped),
+        column_order=[*table.shown_columns(frame, grouped), "transcript"], column_config=table.column_config(grouped),
     )
 
 picked = event.selection.rows if event and event.selection else []

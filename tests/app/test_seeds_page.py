@@ -160,3 +160,12 @@ def test_aggregate_only_run_explains(make_app):
 def test_unknown_run(make_app):
     at = open_seeds(make_app, "NO-SUCH-RUN")
     assert "No run with this id" in at.error[0].value
+
+
+def test_columns_no_row_has_are_hidden(make_app):
+    nano = open_seeds(make_app, "261120110000NANOIDS3")  # nanoeval records no rewards, latency or usage
+    shown = list(nano.dataframe[0].proto.column_order)
+    assert "reward_mean" not in shown and "tokens_total" not in shown
+    assert {"sample_id", "attempt", "score", "correct", "error", "transcript"} <= set(shown)
+    synth = open_seeds(make_app, "synth-banking77-gpt-4o-mini-2e114df9407b")
+    assert {"reward_mean", "latency_ms", "tokens_total"} <= set(synth.dataframe[0].proto.column_order)
