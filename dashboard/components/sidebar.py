@@ -24,7 +24,8 @@ def render() -> None:
                                    max_upload_size=uploads.MAX_UPLOAD_MB, key="sources.upload")
         if dropped:
             _add_uploads(dropped)
-        if st.button("Refresh", icon=":material/refresh:", help="Re-read sources that changed (mtime, ETag, job state)"):
+        if st.button("Refresh", icon=":material/refresh:", key="sources.refresh",
+                     help="Re-read sources that changed (mtime, ETag, job state)"):
             data.refresh()
             st.rerun()
 
