@@ -16,7 +16,7 @@ import msgspec
 import orjson
 
 from loaders.content import to_message
-from loaders.formats.index import RunIndex, ScanContext, Span, make_row, numeric_sort_key
+from loaders.formats.index import RunIndex, ScanContext, Span, fields_set, new_row, numeric_sort_key, row_values
 from loaders.jsonl import gc_paused, scan_lines
 from loaders.schema import GenericEvent, Grade, Message, ModelCall, Run, SampleRow, Transcript
 from loaders.timestamps import parse_timestamp, run_id_timestamp
@@ -286,6 +286,11 @@ def _build_run(
     return RunIndex(run=run, rows=rows, spans=spans)
 
 
+_ROW_NAMES = fields_set(("run_id", "sample_id", "attempt", "sort_key", "score", "correct", "correct_rule", "tokens_in",
+                         "tokens_out", "tokens_total", "error", "error_kind", "finish_reason", "n_messages", "attribution",
+                         "has_transcript", "flags", "metrics"))  # what a row reports as set, as when it was built by make_row
+
+
 def _row(run_id: str, sample_id: str, events: list[tuple[int, str, Any]]) -> tuple[SampleRow, int, int]:
     """(row, match events with a true/false `correct`, how many of them are true), in one pass over the events.
 
@@ -335,16 +340,15 @@ def _row(run_id: str, sample_id: str, events: list[tuple[int, str, Any]]) -> tup
         kind_ = str(last.get("type") or "error")
         error = f"{kind_}: {last.get('message', '')}".strip()
     flags = ("several_matches",) if n_matches > 1 else ()
-    row = make_row(
-        run_id=run_id, sample_id=sample_id, attempt=0, sort_key=numeric_sort_key(sample_id),
-        score=score, correct=correct, correct_rule=rule,
-        tokens_in=tokens_in if has_usage else None, tokens_out=tokens_out if has_usage else None,
-        tokens_total=tokens_total if has_usage else None,
-        error=error, error_kind=kind_, finish_reason="error" if errors else ("model_ended" if n_matches else None),
-        n_messages=n_messages or None, attribution="ids", has_transcript=True, flags=flags,
-        metrics=metrics,
-    )
-    return row, n_graded, n_correct
+    data = row_values()  # make_row without its keyword handling: this runs per sample
+    data["run_id"], data["sample_id"], data["sort_key"] = run_id, sample_id, numeric_sort_key(sample_id)
+    data["score"], data["correct"], data["correct_rule"] = score, correct, rule
+    if has_usage:
+        data["tokens_in"], data["tokens_out"], data["tokens_total"] = tokens_in, tokens_out, tokens_total
+    data["error"], data["error_kind"] = error, kind_
+    data["finish_reason"] = "error" if errors else ("model_ended" if n_matches else None)
+    data["n_messages"], data["has_transcript"], data["flags"], data["metrics"] = n_messages or None, True, flags, metrics
+    return new_row(data, _ROW_NAMES), n_graded, n_correct
 
 
 def build_transcript(run_id: str, sample_id: str, attempt: int, records: list[dict[str, Any]]) -> Transcript:

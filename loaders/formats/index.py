@@ -42,30 +42,45 @@ def numeric_sort_key(sample_id: str) -> tuple[int, str]:
 
 
 _ROW_DEFAULTS: dict[str, Any] = {name: f.get_default(call_default_factory=False) for name, f in SampleRow.model_fields.items()}
-
-
 _FIELDS_SETS: dict[tuple[str, ...], set[str]] = {}
+_object_new = object.__new__
+_object_setattr = object.__setattr__
+
+
+def row_values() -> dict[str, Any]:
+    """Every SampleRow field at its default, in field order (repr follows it): fill in, then `new_row`."""
+    data = _ROW_DEFAULTS.copy()
+    data["metrics"] = {}
+    return data
+
+
+def fields_set(names: tuple[str, ...]) -> set[str]:
+    """The shared `model_fields_set` of rows built from these names (a set is ~2 KB: one per call shape, not per row)."""
+    found = _FIELDS_SETS.get(names)
+    if found is None:
+        found = _FIELDS_SETS[names] = set(names)
+    return found
+
+
+def new_row(data: dict[str, Any], names: set[str]) -> SampleRow:
+    """A SampleRow around `data` (every field, already typed, from `row_values`), skipping pydantic's validation.
+
+    Validation costs ~10 µs a row, keyword handling another ~3: together most of ingesting 100k rows. Scanners
+    build every value with its exact type, and tests re-validate every fixture's rows to prove these rows equal
+    validated ones. `names` (from `fields_set`) is what pydantic reports as explicitly set.
+    """
+    row = _object_new(SampleRow)
+    _object_setattr(row, "__dict__", data)
+    _object_setattr(row, "__pydantic_fields_set__", names)  # pydantic copies it before any change
+    _object_setattr(row, "__pydantic_extra__", None)
+    _object_setattr(row, "__pydantic_private__", None)
+    return row
 
 
 def make_row(**values: Any) -> SampleRow:
-    """A SampleRow from a scanner's already-typed values, skipping pydantic's per-row validation.
-
-    Validation costs ~10 µs a row, the largest share of ingesting 100k rows; scanners build every value
-    with its exact type, and tests re-validate every fixture's rows to prove these rows equal validated ones.
-    """
+    """A SampleRow from a scanner's already-typed values (see `new_row`); missing ids get pydantic's own error."""
     if "run_id" not in values or "sample_id" not in values:
         return SampleRow(**values)  # let validation name what is missing
-    data = dict(_ROW_DEFAULTS)
+    data = row_values()
     data.update(values)
-    if "metrics" not in values:
-        data["metrics"] = {}
-    names = tuple(values)
-    fields_set = _FIELDS_SETS.get(names)
-    if fields_set is None:  # a few distinct keyword sets per scanner: one shared set each (a set is ~2 KB a row)
-        fields_set = _FIELDS_SETS[names] = set(values)
-    row = SampleRow.__new__(SampleRow)
-    object.__setattr__(row, "__dict__", data)
-    object.__setattr__(row, "__pydantic_fields_set__", fields_set)  # pydantic copies it before any change
-    object.__setattr__(row, "__pydantic_extra__", None)
-    object.__setattr__(row, "__pydantic_private__", None)
-    return row
+    return new_row(data, fields_set(tuple(values)))
