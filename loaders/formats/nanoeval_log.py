@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from loaders.content import to_message
-from loaders.formats.index import RunIndex, ScanContext, Span, make_row, numeric_sort_key
+from loaders.formats.index import RunIndex, ScanContext, Span, fields_set, make_row, new_row, numeric_sort_key, row_values
 from loaders.jsonl import gc_paused, scan_lines
 from loaders.schema import (
     Attribution,
@@ -152,7 +152,13 @@ def error_text(rec: dict[str, Any]) -> str:
     return str(err) if err is not None else str(rec.get("message") or "error")
 
 
+_SMALL_INTS = {str(i): i for i in range(64)}  # the usual group ids, "0", "1", ...: a lookup instead of int()
+
+
 def _attempt_int(group_id: Any) -> int | None:
+    small = _SMALL_INTS.get(group_id) if type(group_id) is str else None
+    if small is not None:
+        return small
     if isinstance(group_id, bool):
         return None
     if isinstance(group_id, int):
@@ -186,6 +192,24 @@ class _RunAcc:
     first_line: int
     recs: list[_Rec] = field(default_factory=list)
     warnings: list[LoadWarning] = field(default_factory=list)
+    # Body records (all but final_report) grouped by (sample_id, group_id) as they arrive, so a log whose records
+    # all carry both ids (C.2.2.1, the usual case) is attributed without a second pass over its lines.
+    by_ids: dict[tuple[str, str], list[_Rec]] = field(default_factory=dict)
+    without_ids: int = 0  # body records lacking an id: when > 0, by_ids is not used
+
+    def add(self, rec: _Rec) -> None:
+        self.recs.append(rec)
+        if rec.kind == "final_report":
+            return
+        if rec.sample_id is None or rec.group_id is None:
+            self.without_ids += 1
+            return
+        key = (rec.sample_id, rec.group_id)
+        group = self.by_ids.get(key)
+        if group is None:
+            self.by_ids[key] = [rec]
+        else:
+            group.append(rec)
 
 
 def _extra_info(data: dict[str, Any], n_messages: int | None) -> dict[str, Any]:
@@ -261,47 +285,71 @@ class _ExtraData(msgspec.Struct):
 _EXTRA_KEYS = _ExtraData.__struct_fields__[:-1]  # all but convo
 
 
-class _Line(msgspec.Struct):
-    record_type: str
+class _FastExtra(msgspec.Struct, tag_field="record_type", tag="extra"):
+    data: _ExtraData  # required, and an object: anything else fails to decode and takes the careful path
+    sample_id: str | int | None = None
+    group_id: str | int | None = None
+    timestamp: Any = None
+
+
+class _FastMatch(msgspec.Struct, tag_field="record_type", tag="match"):
     sample_id: str | int | None = None
     group_id: str | int | None = None
     timestamp: Any = None
     correct: Any = None
-    data: _ExtraData | msgspec.UnsetType = msgspec.UNSET
 
 
-_LINE_DECODER = msgspec.json.Decoder(_Line)
+class _FastCompleted(msgspec.Struct, tag_field="record_type", tag="sample_completed"):
+    sample_id: str | int | None = None
+    group_id: str | int | None = None
+    timestamp: Any = None
 
 
-def fast_record(raw: bytes) -> tuple[str, str | None, str | None, Any, dict[str, Any]] | None:
-    """Typed decode of an extra / match / sample_completed line: (kind, sample_id, group_id, timestamp, info).
+# The three record types of almost every line. Any other record_type (a tag this union lacks), or a line the types
+# do not fit, raises a DecodeError in C and scan_lines hands that line to the careful path: no Python runs per line here.
+_FAST_DECODER = msgspec.json.Decoder(_FastExtra | _FastMatch | _FastCompleted)
+_STEP_INFO: dict[str, Any] = {"cls": "step"}  # shared read-only: a Step keeps nothing else
+_COMPLETED_INFO: dict[str, Any] = {}
+_MATCH_INFO = {True: {"correct": True}, False: {"correct": False}}
+_MATCH_UNKNOWN: dict[str, Any] = {"correct": None}
 
-    None sends the line to the careful path (every other kind, and anything the types do not fit).
+
+def _final_info(data: _ExtraData) -> dict[str, Any]:
+    """A non-Step extra's info from its typed payload: what _extra_info gives for the same payload as a dict.
+
+    The usual FinalResult (final_result_* type, a grade object, no exception) is read straight off the struct,
+    applying extra_class / grade_of / finish_reason_of in that case; anything else goes through them as a dict.
     """
-    try:
-        rec = _LINE_DECODER.decode(raw)
-    except msgspec.DecodeError:
-        return None
-    kind = rec.record_type
-    if kind == "extra":
-        data = rec.data
-        if data is msgspec.UNSET:
-            return None
-        if data.type == "step":  # extra_class's first rule; a Step keeps nothing else
-            info: dict[str, Any] = {"cls": "step"}
-        else:
-            present = {k: v for k, v in zip(_EXTRA_KEYS, msgspec.structs.astuple(data), strict=False) if v is not msgspec.UNSET}
-            convo = data.convo
-            msgs = convo.messages if isinstance(convo, _Convo) else convo
-            info = _extra_info(present, len(msgs) if isinstance(msgs, list) else None)
-    elif kind == "match":
-        info = {"correct": rec.correct if isinstance(rec.correct, bool) else None}
-    elif kind == "sample_completed":
-        info = {}
+    convo = data.convo
+    msgs = convo.messages if isinstance(convo, _Convo) else convo
+    n_messages = len(msgs) if isinstance(msgs, list) else None
+    kind, grade, exc = data.type, data.grade, data.exception
+    if not (type(kind) is str and kind.startswith("final_result") and kind != "final_result_exception"
+            and type(grade) is dict and (exc is msgspec.UNSET or not exc)):
+        present = {k: v for k, v in zip(_EXTRA_KEYS, msgspec.structs.astuple(data), strict=False) if v is not msgspec.UNSET}
+        return _extra_info(present, n_messages)
+    score = _num(grade.get("score"))
+    log = grade.get("grader_log")
+    steps, time_, tokens, status = data.max_steps_reached, data.max_time_reached, data.max_tokens_reached, data.finish_status
+    finish: FinishReason | None
+    if steps is True:
+        finish = "max_steps"
+    elif time_ is True:
+        finish = "max_time"
+    elif tokens is True:
+        finish = "max_tokens"
+    elif type(status) is str and status.startswith("error"):
+        finish = "error"
+    elif type(status) is str or kind == "final_result_successful":
+        finish = "model_ended"
     else:
-        return None
-    sample_id, group_id = rec.sample_id, rec.group_id
-    return (kind, None if sample_id is None else str(sample_id), None if group_id is None else str(group_id), rec.timestamp, info)
+        finish = None
+    unset = msgspec.UNSET
+    return {"cls": "final", "score": score, "correct": (score == 1) if score is not None else None,
+            "grader_log": log if type(log) is str else None, "rule": "grade.score == 1", "finish_reason": finish,
+            "exception": None, "n_messages": n_messages,
+            "flags": {"max_steps_reached": None if steps is unset else steps, "max_time_reached": None if time_ is unset else time_,
+                      "max_tokens_reached": None if tokens is unset else tokens}}
 
 
 def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
@@ -312,7 +360,7 @@ def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
 def scan_file(path: Path, ctx: ScanContext) -> list[RunIndex]:
     """Scan a file with the typed fast decoder; lines it declines take the careful path, so the result is the same."""
     with gc_paused():
-        return _scan_items(scan_lines(path, ctx.warnings, fast_record), ctx)
+        return _scan_items(scan_lines(path, ctx.warnings, _FAST_DECODER.decode), ctx)
 
 
 def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) -> list[RunIndex]:
@@ -320,17 +368,45 @@ def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) ->
     accs: list[_RunAcc] = []
     cur: _RunAcc | None = None
     last_line = 0
+    by_ids: dict[tuple[str, str], list[_Rec]] = {}
+    append_rec: Any = None  # cur.recs.append
     for number, offset, length, rec in items:
         last_line = number
-        if type(rec) is tuple:  # a fast digest
-            kind, sample_id, group_id, timestamp, info = rec
+        fast_type = type(rec)
+        if fast_type is _FastExtra:  # the three typed kinds first: the hot path, ~all lines of a large log
+            data = rec.data
+            kind, info = "extra", _STEP_INFO if data.type == "step" else _final_info(data)
+        elif fast_type is _FastMatch:
+            correct = rec.correct
+            kind, info = "match", _MATCH_INFO[correct] if type(correct) is bool else _MATCH_UNKNOWN
+        elif fast_type is _FastCompleted:
+            kind, info = "sample_completed", _COMPLETED_INFO
+        else:
+            kind = ""
+        if kind:
+            sample_id, group_id = rec.sample_id, rec.group_id
+            if type(sample_id) is not str and sample_id is not None:
+                sample_id = str(sample_id)
+            if type(group_id) is not str and group_id is not None:
+                group_id = str(group_id)
+            if append_rec is None or (cur.started is None and not cur.recs):  # type: ignore[union-attr]
+                if cur is None:
+                    cur = _RunAcc(started=None, first_line=number)
+                    accs.append(cur)
+                    by_ids, append_rec = cur.by_ids, cur.recs.append
+                info = {**info}  # the run's first record also carries its timestamp: never into a shared dict
+                info.setdefault("timestamp", rec.timestamp)
             light = _Rec(number, (offset, length), kind, sample_id, group_id, info)
-            if cur is None:
-                cur = _RunAcc(started=None, first_line=number)
-                accs.append(cur)
-            if not cur.recs and cur.started is None:
-                info.setdefault("timestamp", timestamp)
-            cur.recs.append(light)
+            append_rec(light)
+            if sample_id is None or group_id is None:
+                cur.without_ids += 1  # type: ignore[union-attr]
+                continue
+            key = (sample_id, group_id)
+            group = by_ids.get(key)  # _RunAcc.add, inlined: this runs for every line
+            if group is None:
+                by_ids[key] = [light]
+            else:
+                group.append(light)
             continue
         kind = rec.get("record_type")
         kind = kind if isinstance(kind, str) else "(none)"
@@ -340,10 +416,12 @@ def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) ->
             light.info = {"run_spec": spec, "timestamp": rec.get("timestamp")}
             cur = _RunAcc(started=light, first_line=number)
             accs.append(cur)
+            by_ids, append_rec = cur.by_ids, cur.recs.append
             continue
         if cur is None:
             cur = _RunAcc(started=None, first_line=number)
             accs.append(cur)
+            by_ids, append_rec = cur.by_ids, cur.recs.append
         if kind == "final_report":
             report = rec.get("final_report")
             report = report if isinstance(report, dict) else ({} if report is None else {"value": report})
@@ -356,7 +434,7 @@ def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) ->
                                             message=f"line {number}: unknown record_type {kind!r}, kept as a generic event"))
         if not cur.recs and cur.started is None:
             light.info.setdefault("timestamp", rec.get("timestamp"))
-        cur.recs.append(light)
+        cur.add(light)
     # Line-level problems (skipped/truncated lines) belong to the run whose lines they sit among.
     file_warnings = list(ctx.warnings)
     stem = Path(ctx.path).stem
@@ -430,8 +508,8 @@ def _build_run(acc: _RunAcc, ctx: ScanContext, stem: str, n_runs: int, file_warn
     if not body:
         rows, spans, attribution, has_ids = [], {}, "ids", True
         warn("no_records", "this run holds no sample records")
-    elif all(r.sample_id is not None and r.group_id is not None for r in body):
-        rows, spans = _by_ids(run_id, body, warn)
+    elif acc.without_ids == 0:  # every body record carries both ids: grouped already, during the scan
+        rows, spans = _by_ids(run_id, acc.by_ids, warn)
         attribution, has_ids = "ids", True
     else:
         has_ids = False
@@ -473,17 +551,21 @@ def _aggregates(body: list[_Rec]) -> dict[str, Any]:
 # --- attribution ---------------------------------------------------------------------------------------------------
 
 
-def _by_ids(run_id: str, body: list[_Rec], warn: Any) -> tuple[list[SampleRow], dict[tuple[str, int], list[Span]]]:
-    """C.2.2.1: every record carries both ids; group by them."""
-    groups: dict[tuple[str, str], list[_Rec]] = {}
-    for r in body:
-        groups.setdefault((str(r.sample_id), str(r.group_id)), []).append(r)
+def _by_ids(run_id: str, groups: dict[tuple[str, str], list[_Rec]],
+            warn: Any) -> tuple[list[SampleRow], dict[tuple[str, int], list[Span]]]:
+    """C.2.2.1: every record carries both ids; one row per (sample_id, group_id) group, in order of first appearance."""
     rows: list[SampleRow] = []
     spans: dict[tuple[str, int], list[Span]] = {}
     used: dict[str, set[int]] = {}
+    sort_keys: dict[str, tuple[int, str]] = {}  # one per task, shared by its attempts' rows
     for (sample_id, group_id), recs in groups.items():
         attempt = _attempt_int(group_id)
-        taken = used.setdefault(sample_id, set())
+        taken = used.get(sample_id)
+        if taken is None:
+            taken = used[sample_id] = set()
+            sort_key = sort_keys[sample_id] = numeric_sort_key(sample_id)
+        else:
+            sort_key = sort_keys[sample_id]
         extra_flags: tuple[str, ...] = ()
         if attempt is None or attempt in taken:
             attempt = max(taken, default=-1) + 1
@@ -491,7 +573,7 @@ def _by_ids(run_id: str, body: list[_Rec], warn: Any) -> tuple[list[SampleRow], 
             warn("attempt_renumbered", f"sample {sample_id}: group_id {group_id!r} is not a distinct integer; "
                  f"shown as attempt {attempt}", recs[0].line)
         taken.add(attempt)
-        row = _attempt_row(run_id, sample_id, attempt, recs, "ids", extra_flags)
+        row = _attempt_row(run_id, sample_id, attempt, recs, "ids", extra_flags, sort_key)
         rows.append(row)
         spans[(sample_id, attempt)] = [r.span for r in recs]
     return rows, spans
@@ -661,9 +743,71 @@ def _log_at_end_rows(run_id: str, body: list[_Rec], report: dict[str, Any] | Non
 # --- rows ----------------------------------------------------------------------------------------------------------
 
 
+# The fields _attempt_row passes to make_row: what its rows report as set, whichever way they were built.
+_ROW_NAMES = fields_set(("run_id", "sample_id", "attempt", "sort_key", "score", "correct", "correct_rule", "tokens_in",
+                         "tokens_out", "tokens_total", "tokens_computed", "error", "error_kind", "finish_reason", "n_messages",
+                         "grader_log", "attribution", "has_transcript", "flags", "metrics"))
+
+
+def _plain_attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Rec], attribution: Attribution,
+                       flags: tuple[str, ...], sort_key: tuple[int, str]) -> SampleRow | None:
+    """_attempt_row for the usual attempt (Steps, at most one FinalResult, at most one match, sample_completed),
+    in one short pass; None for anything else (samplings, errors, repeats, unknown records), which takes the full rules.
+
+    With no sampling and no error record, _attempt_row's rules reduce to: the FinalResult's grade, else the match's.
+    test_fast_path proves the two give the same rows.
+    """
+    final = match = None
+    for r in recs:
+        kind = r.kind
+        if kind == "extra":
+            info = r.info
+            if info is not _STEP_INFO and info.get("cls") == "final":
+                if final is not None:
+                    return None
+                final = r
+        elif kind == "match":
+            if match is not None:
+                return None
+            match = r
+        elif kind != "sample_completed":
+            return None
+    score: float | None = None
+    correct: bool | None = None
+    rule: str | None = None
+    grader_log = error = error_kind = None
+    finish: FinishReason | None = None
+    n_messages: int | None = None
+    metrics: dict[str, Any] = {}
+    if final is not None:
+        info = final.info
+        score, correct, grader_log, finish = info["score"], info["correct"], info["grader_log"], info["finish_reason"]
+        rule = f"FinalResult {info['rule']}"
+        n_messages = info["n_messages"]
+        if info["exception"] is not None:
+            error, error_kind = info["exception"]
+            score = 0.0 if score is None else score
+            correct = False if correct is None else correct
+        metrics = {k: v for k, v in info["flags"].items() if v is not None}
+    elif match is not None:
+        correct = match.info["correct"]
+        score, rule = (float(correct) if correct is not None else None), "match.correct"
+    data = row_values()  # make_row's result, without its keyword handling: this runs per attempt
+    data["run_id"], data["sample_id"], data["attempt"], data["sort_key"] = run_id, sample_id, attempt, sort_key
+    data["score"], data["correct"], data["correct_rule"] = score, correct, rule
+    data["error"], data["error_kind"], data["finish_reason"] = error, error_kind, finish
+    data["n_messages"], data["grader_log"], data["attribution"] = n_messages, grader_log, attribution
+    data["has_transcript"], data["flags"], data["metrics"] = True, flags, metrics
+    return new_row(data, _ROW_NAMES)
+
+
 def _attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Rec], attribution: Attribution,
-                 flags: tuple[str, ...]) -> SampleRow:
+                 flags: tuple[str, ...], sort_key: tuple[int, str] | None = None) -> SampleRow:
     """One attempt from its records: FinalResult first, then the solver's match, then the log_at_end match."""
+    sort_key = sort_key or numeric_sort_key(sample_id)
+    plain = _plain_attempt_row(run_id, sample_id, attempt, recs, attribution, flags, sort_key)
+    if plain is not None:
+        return plain
     finals = [r for r in recs if r.kind == "extra" and r.info.get("cls") == "final"]  # _is_final, inlined: hot
     final = finals[-1] if finals else None
     solver_matches: list[_Rec] = []
@@ -739,7 +883,7 @@ def _attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Rec], at
     if final is not None and final.info.get("flags"):
         metrics.update({k: v for k, v in final.info["flags"].items() if v is not None})
     return make_row(
-        run_id=run_id, sample_id=sample_id, attempt=attempt, sort_key=numeric_sort_key(sample_id),
+        run_id=run_id, sample_id=sample_id, attempt=attempt, sort_key=sort_key,
         score=score, correct=correct, correct_rule=rule,
         tokens_in=tokens["in"] if n_usage else None, tokens_out=tokens["out"] if n_usage else None,
         tokens_total=tokens["total"] if n_usage else None, tokens_computed=n_usage > 1,
