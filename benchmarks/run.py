@@ -9,7 +9,8 @@ prompts, a few 50 KB ones), a nanoeval log (33k tasks x 3 attempts, Step/FinalRe
 second 100k-sample evals log to compare with, and a synth traces folder of 20k seeds. Every measurement runs in
 its own child process, so peak memory is that of the thing measured, and the pandas peer runs under a memory
 and time cap (reported as "> X" when it blows past). Times are wall-clock seconds on a warm page cache; ingest
-ratios use CPU seconds of the same process, which other load on the machine disturbs less.
+ratios use CPU seconds of the same process, which other load on the machine disturbs less, and compare like
+with like: best of two passes against the bare parse's best of two, one pass against the pandas route's one.
 """
 
 from __future__ import annotations
@@ -98,23 +99,35 @@ def child_bare(path: str) -> dict[str, Any]:
     return {"wall": best[0], "cpu": best[1]}
 
 
-def child_ingest(path: str, transcripts: int) -> dict[str, Any]:
-    """Ours, cache off: runs + every row, then transcript opens from the loaded index."""
-    import gc
-
+def _ingest(path: str) -> tuple[Any, list[Any], float, float]:
     from loaders.sources.recorder import RecorderLoader
 
-    gc.collect()
-    base = _rss()
     wall, cpu = time.perf_counter(), time.process_time()
     loader = RecorderLoader(path)
     runs = loader.list_runs().runs
     rows = [row for run in runs for row in loader.load_samples(run.run_id)]
-    took_wall, took_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return loader, rows, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def child_ingest(path: str, transcripts: int) -> dict[str, Any]:
+    """Ours, cache off: runs + every row, then transcript opens from the loaded index; then the whole ingest again.
+
+    The first ingest in a fresh process pays ~0.35 s of page faults the second does not (the heap is warm), as
+    the bare parse's first pass does: the bare parse reports its best of two passes, so the ratio against it
+    uses our best of two as well; the pandas peer runs once, so its ratio uses our first pass.
+    """
+    import gc
+
+    import loaders.sources.recorder  # noqa: F401 - imports are not ingest
+
+    gc.collect()
+    base = _rss()
+    loader, rows, took_wall, took_cpu = _ingest(path)
     peak = _peak() - base
     gc.collect()
     retained = _rss() - base
     rows_size = _deep_size(rows)
+    runs = {row.run_id for row in rows}
     rng = random.Random(10)
     times = []
     for row in rng.sample(rows, min(transcripts, len(rows))):
@@ -123,8 +136,13 @@ def child_ingest(path: str, transcripts: int) -> dict[str, Any]:
         times.append(time.perf_counter() - t)
         assert transcript.items
     times.sort()
-    return {"wall": took_wall, "cpu": took_cpu, "rows": len(rows), "runs": len(runs), "peak": peak, "retained": retained,
-            "rows_size": rows_size, "tx_median": statistics.median(times), "tx_p95": times[int(0.95 * (len(times) - 1))]}
+    n_rows = len(rows)
+    del loader, rows, transcript
+    gc.collect()
+    _again, _rows_again, again_wall, again_cpu = _ingest(path)
+    return {"wall": took_wall, "cpu": took_cpu, "best_wall": min(took_wall, again_wall), "best_cpu": min(took_cpu, again_cpu),
+            "rows": n_rows, "runs": len(runs), "peak": peak, "retained": retained, "rows_size": rows_size,
+            "tx_median": statistics.median(times), "tx_p95": times[int(0.95 * (len(times) - 1))]}
 
 
 def child_pandas(path: str, dialect: str) -> dict[str, Any]:
@@ -358,15 +376,18 @@ def main() -> None:
                 add(f"{label}: ingest", why_ours or why_bare, ">= 0.8x bare parse", False)
                 continue
             ingest_wall[key] = ours["wall"]
-            speed = bare["cpu"] / ours["cpu"]
-            add(f"{label}: ingest to runs + {ours['rows']} rows", f"{_fmt_s(ours['wall'])} wall, {ours['cpu']:.2f} s CPU")
-            add(f"{label}: bare orjson.loads of the same lines (floor)", f"{_fmt_s(bare['wall'])} wall, {bare['cpu']:.2f} s CPU")
-            add(f"{label}: speed vs bare parse", f"{speed:.2f}x", ">= 0.8x", speed >= 0.8)
+            speed = bare["cpu"] / ours["best_cpu"]
+            add(f"{label}: ingest to runs + {ours['rows']} rows, first in a fresh process",
+                f"{_fmt_s(ours['wall'])} wall, {ours['cpu']:.2f} s CPU")
+            add(f"{label}: ingest, best of two", f"{_fmt_s(ours['best_wall'])} wall, {ours['best_cpu']:.2f} s CPU")
+            add(f"{label}: bare orjson.loads of the same lines (floor), best of two",
+                f"{_fmt_s(bare['wall'])} wall, {bare['cpu']:.2f} s CPU")
+            add(f"{label}: speed vs bare parse (best of two each)", f"{speed:.2f}x", ">= 0.8x", speed >= 0.8)
             if peer is not None:
                 ratio = peer["cpu"] / ours["cpu"]
                 add(f"{label}: pandas route (peer)",
                     f"{_fmt_s(peer['wall'])} wall, {peer['cpu']:.2f} s CPU, peak {peer['peak'] / MB:.0f} MB")
-                add(f"{label}: speed vs pandas route", f"{ratio:.1f}x", ">= 10x", ratio >= 10)
+                add(f"{label}: speed vs pandas route (one pass each)", f"{ratio:.1f}x", ">= 10x", ratio >= 10)
             else:  # it gave up (memory or time cap) after `why_peer`'s seconds: at least that much slower
                 add(f"{label}: pandas route (peer)", why_peer)
                 bound = _seconds(why_peer) / ours["wall"]

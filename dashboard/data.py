@@ -74,8 +74,9 @@ def samples_frame(leaf: str, native_run_id: str, version: str) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=1024)
 def run_summary(leaf: str, native_run_id: str, version: str, public_run_id: str) -> dict[str, Any]:
+    """Rows are not loaded for this when the loader keeps the figures (a restart lists a 1 GB log's run at once)."""
     entry_run = next(r for r in listing(leaf, version).runs if r.run_id == native_run_id)
-    summary = query.summarize(entry_run, _rows(leaf, native_run_id, version))
+    summary = query.summarize(entry_run, figures=loader(leaf).load_figures(native_run_id))
     return {**summary, "run_id": public_run_id}
 
 

@@ -71,9 +71,8 @@ def cmd_summary(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.sources)
     summaries = []
     for entry in catalog.entries.values():
-        rows = loader_for(entry).load_samples(entry.native_run_id)
-        rows = [r.model_copy(update={"run_id": entry.run_id}) for r in rows] if entry.run_id != entry.native_run_id else rows
-        summaries.append(query.summarize(entry.run, rows))
+        figures = loader_for(entry).load_figures(entry.native_run_id)  # no rows read when a parse cache holds them
+        summaries.append(query.summarize(entry.run, figures=figures))
         _print_run_warnings(entry.run.warnings, entry.run_id)
     if args.json:
         print(json.dumps({"runs": [_jsonable(s) for s in summaries]}, indent=2, default=str))

@@ -18,6 +18,7 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 from datetime import datetime, timezone
+from functools import cache, partial
 from itertools import accumulate, repeat
 from operator import itemgetter
 from pathlib import Path
@@ -193,7 +194,50 @@ def _rows_of(table: pa.Table) -> tuple[list[int], list[SampleRow]]:
     return table.column("run_no").to_pylist(), rows
 
 
-# --- spans, read lazily ----------------------------------------------------------------------------------------------
+# --- rows and spans, read lazily -------------------------------------------------------------------------------------
+
+
+class CacheDamaged(Exception):
+    """A cache entry whose header was fine turned out unreadable when its rows were read: the caller re-parses."""
+
+
+@cache
+def _figures_version() -> str:
+    """Stored figures are query.row_figures output: an edit of query.py makes them stale (recomputed, never trusted)."""
+    from loaders import query  # pandas: imported when a cache is used, not by every importer of the loaders
+
+    return hashlib.sha256(Path(query.__file__).read_bytes()).hexdigest()[:16]
+
+
+class _StoredRows:
+    """The rows of every run of one cache entry, read together on the first request (one Parquet read, not one per run)."""
+
+    def __init__(self, path: Path, counts: list[int], identity: dict[str, Any]) -> None:
+        self._path, self._counts, self._identity = path, counts, identity
+        self._per_run: list[list[SampleRow]] | None = None
+        self._lock = threading.Lock()
+
+    def rows_of(self, run_no: int) -> list[SampleRow]:
+        with self._lock:
+            if self._per_run is None:
+                self._per_run = self._read()
+            return self._per_run[run_no]
+
+    def _read(self) -> list[list[SampleRow]]:
+        try:
+            with pq.ParquetFile(self._path) as pf:  # not pq.read_table: its dataset layer imports pandas
+                header = json.loads((pf.schema_arrow.metadata or {})[b"evaldash"])
+                if header.get("identity") != self._identity or header.get("n_rows") != self._counts:
+                    raise ValueError("the entry was replaced since its header was read")
+                table = pf.read()
+            with gc_paused():
+                run_nos, rows = _rows_of(table)
+            if run_nos != [i for i, k in enumerate(self._counts) for _ in range(k)]:  # save writes each run's rows together
+                raise ValueError("rows are not grouped by run as written")
+        except Exception as exc:  # whatever broke (file gone, bad pages, wrong shape), the caller re-parses the log
+            raise CacheDamaged(f"{self._path.name}: {exc}") from exc
+        ends = list(accumulate(self._counts))
+        return [rows[end - k:end] for k, end in zip(self._counts, ends, strict=True)]
 
 
 class LazySpans:
@@ -258,27 +302,26 @@ def load(path: Path, source: str) -> tuple[list[RunIndex], list[LoadWarning]] | 
         rows_file, spans_file = _files(folder, identity)
         if not rows_file.is_file() or not spans_file.is_file():
             return None
-        with pq.ParquetFile(rows_file) as pf:  # not pq.read_table: its dataset layer imports pandas, ~0.3 s of a cold start
+        with pq.ParquetFile(rows_file) as pf:  # the footer only: rows are read when first asked for
             header = json.loads((pf.schema_arrow.metadata or {})[b"evaldash"])
             if header.get("identity") != identity:
                 return None
-            table = pf.read()
+            n_rows = pf.metadata.num_rows
         runs = [_run_of(r) for r in header["runs"]]
         warnings = [LoadWarning.model_validate(w) for w in header["warnings"]]
         counts = header["n_rows"]
-        if len(counts) != len(runs) or sum(counts) != table.num_rows:
+        if len(counts) != len(runs) or sum(counts) != n_rows:
             return None
-        with gc_paused():
-            run_nos, rows = _rows_of(table)
-        if run_nos != [i for i, k in enumerate(counts) for _ in range(k)]:  # save writes each run's rows together
-            return None
-        ends = list(accumulate(counts))
-        per_run = [rows[end - k:end] for k, end in zip(counts, ends, strict=True)]
         tag = header["tag"]
         if (pq.read_schema(spans_file).metadata or {}).get(b"evaldash_key", b"").decode() != tag:
             return None
-        return [RunIndex(run=run, rows=rows, spans=LazySpans(spans_file, i, tag))  # type: ignore[arg-type]
-                for i, (run, rows) in enumerate(zip(runs, per_run, strict=True))], warnings
+        figures = header.get("figures") or {}
+        per_run = figures.get("runs") if figures.get("version") == _figures_version() else None
+        if not isinstance(per_run, list) or len(per_run) != len(runs):
+            per_run = [None] * len(runs)
+        stored = _StoredRows(rows_file, counts, identity)
+        return [RunIndex(run=run, spans=LazySpans(spans_file, i, tag), load_rows=partial(stored.rows_of, i),  # type: ignore[arg-type]
+                         figures=per_run[i]) for i, run in enumerate(runs)], warnings
     except Exception as exc:  # noqa: BLE001 - a damaged cache entry is re-parsed, never trusted and never fatal
         log.warning("evaldash cache: ignoring unreadable entry for %s (%s)", path, exc)
         return None
@@ -299,7 +342,12 @@ def save(path: Path, source: str, st: os.stat_result, runs: list[RunIndex], warn
                 repr([LoadWarning.model_validate(w) for w in warn_json]) != repr(warnings):
             return False
         tag = rows_file.name.split(".", 1)[0]
-        header = {"identity": identity, "tag": tag, "runs": run_json, "warnings": warn_json, "n_rows": [len(r.rows) for r in runs]}
+        from loaders import query
+
+        for r in runs:
+            r.figures = r.figures if r.figures is not None else query.row_figures(r.run, r.rows)
+        header = {"identity": identity, "tag": tag, "runs": run_json, "warnings": warn_json, "n_rows": [len(r.rows) for r in runs],
+                  "figures": {"version": _figures_version(), "runs": [r.figures for r in runs]}}
         with gc_paused():  # columns of 100k+ values: full collections of a big heap would cost more than the write
             all_rows = [row for r in runs for row in r.rows]
             table = _row_table(all_rows, [i for i, r in enumerate(runs) for _ in r.rows])

@@ -56,8 +56,12 @@ def _total(values: list[Any]) -> Any:
     return sum(present) if present else None
 
 
-def summarize(run: Run, rows: Sequence[SampleRow]) -> dict[str, Any]:
-    """The headline figures of one run, as the CLI's --json and the Runs page show them.
+FIGURE_KEYS = ("n_samples", "n_attempts", "score_mean", "score_mean_including_errors", "n_errors", "tokens_total",
+               "tokens_computed", "cost_usd_total")
+
+
+def row_figures(run: Run, rows: Sequence[SampleRow]) -> dict[str, Any]:
+    """The headline figures that need a run's rows (FIGURE_KEYS): computed once, so a loader can keep them on disk.
 
     `score_mean` excludes system errors (as nanoeval's accuracy does); the error-inclusive
     figure counts them as 0. Tokens and cost are None ("unknown"), never 0, without a source.
@@ -74,6 +78,25 @@ def summarize(run: Run, rows: Sequence[SampleRow]) -> dict[str, Any]:
         errors = agg.get("n_error_records", 0)
         score_incl = agg["match_correct"] / (agg["match_events"] + errors) if agg.get("match_events") else None
     return {
+        "n_samples": len(samples),
+        "n_attempts": len(rows),
+        "score_mean": score_mean,
+        "score_mean_including_errors": score_incl,
+        "n_errors": sum(1 for r in rows if r.error is not None) if rows else run.aggregates.get("n_error_records", 0),
+        "tokens_total": _total([r.tokens_total for r in rows]),
+        "tokens_computed": any(r.tokens_computed for r in rows),
+        "cost_usd_total": _total([r.cost_usd for r in rows]),
+    }
+
+
+def summarize(run: Run, rows: Sequence[SampleRow] | None = None, *, figures: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The headline figures of one run, as the CLI's --json and the Runs page show them.
+
+    Pass the rows, or their `row_figures` when a loader already has them (the Runs page then loads no rows).
+    """
+    if figures is None:
+        figures = row_figures(run, rows or [])
+    return {
         "run_id": run.run_id,
         "source_kind": run.source_kind,
         "source": run.source,
@@ -85,14 +108,7 @@ def summarize(run: Run, rows: Sequence[SampleRow]) -> dict[str, Any]:
         "created_at": run.created_at.isoformat() if run.created_at else None,
         "attribution": run.attribution,
         "has_sample_ids": run.has_sample_ids,
-        "n_samples": len(samples),
-        "n_attempts": len(rows),
-        "score_mean": score_mean,
-        "score_mean_including_errors": score_incl,
-        "n_errors": sum(1 for r in rows if r.error is not None) if rows else run.aggregates.get("n_error_records", 0),
-        "tokens_total": _total([r.tokens_total for r in rows]),
-        "tokens_computed": any(r.tokens_computed for r in rows),
-        "cost_usd_total": _total([r.cost_usd for r in rows]),
+        **{key: figures[key] for key in FIGURE_KEYS},
         "reported": reported_headline(run),
         "warnings": [w.message if not w.file else f"{w.where()}: {w.message}" for w in run.warnings],
     }

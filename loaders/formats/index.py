@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,11 +13,29 @@ Span = tuple[int, int]  # (byte offset, length) of one line in the file
 TranscriptKey = tuple[str, int]  # (sample_id, attempt)
 
 
-@dataclass
 class RunIndex:
-    run: Run
-    rows: list[SampleRow]
-    spans: dict[TranscriptKey, list[Span]] = field(default_factory=dict)
+    """One run of a scanned log: its header, its rows, where each transcript's lines are, and its headline figures.
+
+    A run read back from the parse cache gets `load_rows` instead of rows: they are read on first use, so a
+    restarted server lists its runs (with `figures`, stored beside them) without reading 100k rows first.
+    """
+
+    def __init__(self, run: Run, rows: list[SampleRow] | None = None, spans: Mapping[TranscriptKey, list[Span]] | None = None,
+                 *, load_rows: Callable[[], list[SampleRow]] | None = None, figures: dict[str, Any] | None = None) -> None:
+        self.run = run
+        self.spans: Mapping[TranscriptKey, list[Span]] = spans if spans is not None else {}
+        self.figures = figures  # query.row_figures of the rows, when known
+        self._rows = rows
+        self._load_rows = load_rows
+        self._lock = threading.Lock()
+
+    @property
+    def rows(self) -> list[SampleRow]:
+        if self._rows is None:
+            with self._lock:
+                if self._rows is None:
+                    self._rows = self._load_rows() if self._load_rows is not None else []
+        return self._rows
 
 
 @dataclass

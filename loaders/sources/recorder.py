@@ -6,10 +6,12 @@ sample's records, so opening a transcript later reads only those bytes.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from loaders import parsed_cache
 from loaders.base import Loader, search_records
@@ -23,6 +25,7 @@ from loaders.schema import LoadWarning, SampleRow, SearchHit, SourceListing, Tra
 SUFFIXES = (".jsonl", ".log", ".ndjson")
 # Regex features whose result depends on what surrounds a JSON string: the raw-line prefilter is off for them.
 _CONTEXT_SENSITIVE = re.compile(r"\^|\$|\\[AZz]|\(\?<?[=!]")
+log = logging.getLogger(__name__)
 DIALECTS: dict[str, ModuleType] = {"openai-evals": evals_log, "nanoeval": nanoeval_log}
 
 
@@ -44,6 +47,7 @@ class RecorderLoader(Loader):
         self.path = Path(source)
         self._lock = threading.Lock()
         self._cached: tuple[str, list[RunIndex], list[LoadWarning]] | None = None
+        self._cache_damaged = False  # its parse-cache entry failed once: parse the log itself from now on
 
     @classmethod
     def handles(cls, source: str) -> bool:
@@ -60,7 +64,7 @@ class RecorderLoader(Loader):
             dialect = detect_dialect(self.path)
             if dialect is None:
                 raise SourceError(self.source, "not a recorder log: no spec, event or record_type line in the first 20 records")
-            cached = parsed_cache.load(self.path, self.source)  # a restart on an unchanged log: no re-parse
+            cached = None if self._cache_damaged else parsed_cache.load(self.path, self.source)  # a restart: no re-parse
             if cached is not None:
                 self._cached = (version, cached[0], cached[1])
                 return cached[0], list(cached[1])
@@ -87,8 +91,27 @@ class RecorderLoader(Loader):
                 return index
         raise UnknownRun(self.source, f"no run {run_id!r} in this log")
 
+    def _rows(self, run_id: str) -> list[SampleRow]:
+        """The run's rows; read from the parse cache on first use, and from the log if that entry turns out damaged."""
+        try:
+            return self._run(run_id).rows
+        except parsed_cache.CacheDamaged as exc:
+            log.warning("evaldash cache: %s; parsing %s again", exc, self.path)
+            with self._lock:
+                self._cache_damaged, self._cached = True, None
+            return self._run(run_id).rows
+
     def load_samples(self, run_id: str) -> list[SampleRow]:
-        return list(self._run(run_id).rows)
+        return list(self._rows(run_id))
+
+    def load_figures(self, run_id: str) -> dict[str, Any]:
+        """Kept with the parse cache, so listing a big log's runs after a restart reads no rows."""
+        index = self._run(run_id)
+        if index.figures is None:
+            from loaders import query
+
+            index.figures = query.row_figures(index.run, self._rows(run_id))
+        return index.figures
 
     def load_transcript(self, run_id: str, sample_id: str, attempt: int = 0) -> Transcript:
         index = self._run(run_id)
@@ -108,10 +131,11 @@ class RecorderLoader(Loader):
         file is read and no transcript model is built.
         """
         index = self._run(run_id)
+        rows = self._rows(run_id)
         prefilter = _CONTEXT_SENSITIVE.search(pattern.pattern) is None
         hits: list[SearchHit] = []
         with self.path.open("rb") as fh:
-            for row in index.rows:
+            for row in rows:
                 if len(hits) >= limit:
                     break
                 found: list[SearchHit] = []

@@ -111,3 +111,59 @@ def test_column_round_trip_keeps_each_rows_values():
     assert back[0].metrics is not back[1].metrics
     back[0].metrics["new"] = 1
     assert back[1].metrics == {}
+
+
+def forbid_row_reads(monkeypatch) -> None:
+    def boom(*_a, **_k):
+        raise AssertionError("rows were read to list runs")
+    monkeypatch.setattr(parsed_cache, "_rows_of", boom)
+
+
+@pytest.mark.parametrize("name", ["compare/arith_gpt-4o.jsonl", "recorder/nanoeval_generated_agent_full_with-retry.jsonl",
+                                  "recorder/nanoeval_with_ids_3_attempts.jsonl"])
+def test_restart_lists_runs_and_figures_without_reading_rows(cache: Path, tmp_path: Path, monkeypatch, name: str):
+    from loaders import query
+
+    log = tmp_path / Path(name).name
+    shutil.copy(EXAMPLES / name, log)
+    first = RecorderLoader(str(log))
+    expected = {r.run_id: query.row_figures(r, first.load_samples(r.run_id)) for r in first.list_runs().runs}
+    forbid_parsing(monkeypatch)
+    with monkeypatch.context() as m:
+        forbid_row_reads(m)
+        again = RecorderLoader(str(log))  # as after a restart
+        assert {r.run_id: again.load_figures(r.run_id) for r in again.list_runs().runs} == expected
+    run_id = next(iter(expected))
+    assert repr(again.load_samples(run_id)) == repr(first.load_samples(run_id))  # rows still come, when asked for
+
+
+def test_stale_figures_are_recomputed_not_trusted(cache: Path, tmp_path: Path, monkeypatch):
+    from loaders import query
+
+    log = tmp_path / "run.jsonl"
+    shutil.copy(EXAMPLES / "compare" / "arith_gpt-4o.jsonl", log)
+    first = RecorderLoader(str(log))
+    run = first.list_runs().runs[0]
+    expected = query.row_figures(run, first.load_samples(run.run_id))
+    monkeypatch.setattr(parsed_cache, "_figures_version", lambda: "query.py was edited since")
+    forbid_parsing(monkeypatch)
+    again = RecorderLoader(str(log))
+    assert again._run(run.run_id).figures is None
+    assert again.load_figures(run.run_id) == expected
+
+
+def test_damaged_row_data_behind_a_good_header_falls_back_to_parsing(cache: Path, tmp_path: Path, caplog):
+    log = tmp_path / "run.jsonl"
+    shutil.copy(EXAMPLES / "compare" / "arith_gpt-4o.jsonl", log)
+    first = RecorderLoader(str(log))
+    run_id = first.list_runs().runs[0].run_id
+    rows = repr(first.load_samples(run_id))
+    rows_file = next(cache.glob("*.rows.parquet"))
+    data = bytearray(rows_file.read_bytes())
+    data[8:808] = b"\xff" * 800  # column pages, not the footer: the header still reads fine
+    rows_file.write_bytes(bytes(data))
+    again = RecorderLoader(str(log))
+    assert again.list_runs().runs[0].run_id == run_id
+    assert repr(again.load_samples(run_id)) == rows
+    assert "parsing" in caplog.text and "again" in caplog.text  # the damage was found, and said so in the log
+    assert repr(RecorderLoader(str(log)).load_samples(run_id)) == rows  # and the entry was written again
