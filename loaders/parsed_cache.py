@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from loaders.formats.index import RunIndex, Span, TranscriptKey
+from loaders.formats.index import RunIndex, Span, TranscriptKey, key_sharing_dict
 from loaders.jsonl import gc_paused
 from loaders.schema import SCHEMA_VERSION, LoadWarning, Run, SampleRow
 
@@ -183,6 +183,7 @@ def _rows_of(table: pa.Table) -> tuple[list[int], list[SampleRow]]:
         else:
             varying_names.append(name)
             varying_cols.append(values)
+    template = key_sharing_dict(template)  # rows ~300 bytes each instead of ~830, as built by a scan
     dicts = list(map(dict.copy, repeat(template, n)))  # a copy of a same-shaped dict is a memcpy, not 26 inserts
     for name, values in zip(varying_names, varying_cols, strict=True):
         _consume(map(dict.__setitem__, dicts, repeat(name), values))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from loaders.content import to_message
-from loaders.formats.index import RunIndex, ScanContext, Span, fields_set, make_row, new_row, numeric_sort_key, row_values
+from loaders.formats.index import RunIndex, ScanContext, Span, TranscriptKey, fields_set, make_row, new_row, numeric_sort_key, row_values
 from loaders.jsonl import gc_paused, scan_lines
 from loaders.schema import (
     Attribution,
@@ -196,9 +196,14 @@ class _RunAcc:
     # all carry both ids (C.2.2.1, the usual case) is attributed without a second pass over its lines.
     by_ids: dict[tuple[str, str], list[_Rec]] = field(default_factory=dict)
     without_ids: int = 0  # body records lacking an id: when > 0, by_ids is not used
+    # Records of the careful path (run_started, reports, samplings, errors, anything unusual) and a count of the
+    # typed path's sample_completed: with ids everywhere, run totals need nothing else, so no pass over every record.
+    careful: list[_Rec] = field(default_factory=list)
+    fast_completed: int = 0
 
     def add(self, rec: _Rec) -> None:
         self.recs.append(rec)
+        self.careful.append(rec)
         if rec.kind == "final_report":
             return
         if rec.sample_id is None or rec.group_id is None:
@@ -398,6 +403,8 @@ def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) ->
                 info.setdefault("timestamp", rec.timestamp)
             light = _Rec(number, (offset, length), kind, sample_id, group_id, info)
             append_rec(light)
+            if fast_type is _FastCompleted:
+                cur.fast_completed += 1  # type: ignore[union-attr]
             if sample_id is None or group_id is None:
                 cur.without_ids += 1  # type: ignore[union-attr]
                 continue
@@ -481,8 +488,8 @@ def _build_run(acc: _RunAcc, ctx: ScanContext, stem: str, n_runs: int, file_warn
     else:
         seen[run_id] = 1
 
-    # Report: the last non-partial, else the last partial (flagged).
-    reports = [r for r in acc.recs if r.kind == "final_report"]
+    # Report: the last non-partial, else the last partial (flagged). Reports only come through the careful path.
+    reports = [r for r in acc.careful if r.kind == "final_report"]
     finals = [r for r in reports if not r.info["partial"]]
     report: dict[str, Any] | None = None
     label: str | None = None
@@ -498,17 +505,22 @@ def _build_run(acc: _RunAcc, ctx: ScanContext, stem: str, n_runs: int, file_warn
         status = "incomplete"
         warn("no_final_report", "no final report (run incomplete?)")
 
-    body = [r for r in acc.recs if r.kind != "final_report"]
+    with_ids = acc.without_ids == 0
+    # With ids on every record, the typed path's records (extras, matches with a group id, sample_completed)
+    # change no run total but the count of sample_completed: totals come from the careful records alone.
+    body = [r for r in (acc.careful if with_ids else acc.recs) if r.kind != "final_report"]
     aggregates = _aggregates(body)
+    if with_ids:
+        aggregates["n_sample_completed"] += acc.fast_completed
     models = sorted({r.info["model"] for r in body if r.kind == "sampling" and r.info.get("model")})
 
     rows: list[SampleRow]
-    spans: dict[tuple[str, int], list[Span]]
+    spans: Mapping[TranscriptKey, list[Span]]
     attribution: Attribution
-    if not body:
+    if not acc.by_ids and acc.without_ids == 0:
         rows, spans, attribution, has_ids = [], {}, "ids", True
         warn("no_records", "this run holds no sample records")
-    elif acc.without_ids == 0:  # every body record carries both ids: grouped already, during the scan
+    elif with_ids:  # every body record carries both ids: grouped already, during the scan
         rows, spans = _by_ids(run_id, acc.by_ids, warn)
         attribution, has_ids = "ids", True
     else:
@@ -551,11 +563,30 @@ def _aggregates(body: list[_Rec]) -> dict[str, Any]:
 # --- attribution ---------------------------------------------------------------------------------------------------
 
 
+class _RecordSpans(Mapping[TranscriptKey, list[Span]]):
+    """Each attempt's line spans, listed from its records when a transcript is opened: ingest builds no span lists."""
+
+    def __init__(self, records: dict[TranscriptKey, list[_Rec]]) -> None:
+        self._records = records
+
+    def __getitem__(self, key: TranscriptKey) -> list[Span]:
+        return [r.span for r in self._records[key]]
+
+    def __iter__(self) -> Iterator[TranscriptKey]:
+        return iter(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._records
+
+
 def _by_ids(run_id: str, groups: dict[tuple[str, str], list[_Rec]],
-            warn: Any) -> tuple[list[SampleRow], dict[tuple[str, int], list[Span]]]:
+            warn: Any) -> tuple[list[SampleRow], Mapping[TranscriptKey, list[Span]]]:
     """C.2.2.1: every record carries both ids; one row per (sample_id, group_id) group, in order of first appearance."""
     rows: list[SampleRow] = []
-    spans: dict[tuple[str, int], list[Span]] = {}
+    records: dict[TranscriptKey, list[_Rec]] = {}
     used: dict[str, set[int]] = {}
     sort_keys: dict[str, tuple[int, str]] = {}  # one per task, shared by its attempts' rows
     for (sample_id, group_id), recs in groups.items():
@@ -573,10 +604,9 @@ def _by_ids(run_id: str, groups: dict[tuple[str, str], list[_Rec]],
             warn("attempt_renumbered", f"sample {sample_id}: group_id {group_id!r} is not a distinct integer; "
                  f"shown as attempt {attempt}", recs[0].line)
         taken.add(attempt)
-        row = _attempt_row(run_id, sample_id, attempt, recs, "ids", extra_flags, sort_key)
-        rows.append(row)
-        spans[(sample_id, attempt)] = [r.span for r in recs]
-    return rows, spans
+        rows.append(_attempt_row(run_id, sample_id, attempt, recs, "ids", extra_flags, sort_key))
+        records[(sample_id, attempt)] = recs
+    return rows, _RecordSpans(records)
 
 
 def _attribute_without_ids(run_id: str, body: list[_Rec], report: dict[str, Any] | None,
@@ -788,7 +818,9 @@ def _plain_attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Re
             error, error_kind = info["exception"]
             score = 0.0 if score is None else score
             correct = False if correct is None else correct
-        metrics = {k: v for k, v in info["flags"].items() if v is not None}
+        for name, value in info["flags"].items():  # a loop, not a comprehension: no frame per attempt
+            if value is not None:
+                metrics[name] = value
     elif match is not None:
         correct = match.info["correct"]
         score, rule = (float(correct) if correct is not None else None), "match.correct"
