@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import json
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,11 +100,11 @@ def _valid_utf8(raw: bytes) -> bool:
     return True
 
 
-def scan_lines(path: Path, warnings: list[LoadWarning], fast: FastDecoder | None, *,
+def scan_lines(path: Path, warnings: list[LoadWarning], fast: FastDecoder | None, *, fallback: FastDecoder | None = None,
                max_warnings: int = 50) -> Iterator[tuple[int, int, int, Any]]:
     """(number, offset, length, item) per usable line, in file order.
 
-    `item` is `fast(raw)` when the dialect's typed decoder accepts the line (valid UTF-8 only, so the
+    `item` is `fast(raw)` (or `fallback(raw)`) when a dialect's typed decoder accepts the line (valid UTF-8 only, so the
     careful path's encoding warnings are never skipped), else the whole record dict decoded the careful way
     (orjson, then json for NaN / bad UTF-8), with the same warnings `iter_lines` has always given.
     """
@@ -123,6 +123,9 @@ def scan_lines(path: Path, warnings: list[LoadWarning], fast: FastDecoder | None
                     item = fast(raw)  # type: ignore[misc]
                 except msgspec.DecodeError:
                     item = None
+                    if fallback is not None:  # a second typed decoder for the rarer shapes, before the careful path
+                        with suppress(msgspec.DecodeError):
+                            item = fallback(raw)
                 if item is not None:
                     yield number, start, length, item
                     continue

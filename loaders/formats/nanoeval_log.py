@@ -179,11 +179,57 @@ class _Rec(msgspec.Struct, gc=False):
     """
 
     line: int
-    span: Span
+    offset: int  # two ints, not a (offset, length) tuple: a tuple per line is 22 MB of a 1 GB log
+    length: int
     kind: str
     sample_id: str | None
     group_id: str | None
-    info: dict[str, Any] = {}
+    info: dict[str, Any] | _FinalInfo = {}
+
+    @property
+    def span(self) -> Span:
+        return (self.offset, self.length)
+
+
+class _FinalInfo(msgspec.Struct, gc=False):
+    """A FinalResult as a row reads it. A struct, ~100 bytes where a dict with a dict of flags was ~900: a log
+    holds one per attempt. Reads like the dicts of other records (`info["score"]`, `info.get("cls")`)."""
+
+    score: float | None
+    correct: bool | None
+    grader_log: str | None
+    rule: str
+    finish_reason: FinishReason | None
+    exception: tuple[str, str] | None
+    n_messages: int | None
+    flags: tuple[Any, Any, Any]  # max_steps_reached, max_time_reached, max_tokens_reached (None when absent)
+    cls: str = "final"
+    timestamp: Any = None  # only on a run's first record, when the run has no run_started
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default)
+
+
+_LIMIT_FLAGS = ("max_steps_reached", "max_time_reached", "max_tokens_reached")
+
+
+def _flag_metrics(info: _FinalInfo) -> dict[str, Any]:
+    """The FinalResult's limit flags that were written, as row metrics."""
+    metrics: dict[str, Any] = {}
+    for name, value in zip(_LIMIT_FLAGS, info.flags, strict=True):
+        if value is not None:
+            metrics[name] = value
+    return metrics
+
+
+def _with_timestamp(info: dict[str, Any] | _FinalInfo, timestamp: Any) -> dict[str, Any] | _FinalInfo:
+    """A copy of `info` that also carries the timestamp (a run's first record): never written into a shared dict."""
+    if isinstance(info, _FinalInfo):
+        return msgspec.structs.replace(info, timestamp=timestamp)
+    return {**info, "timestamp": info.get("timestamp", timestamp)}
 
 
 @dataclass
@@ -217,7 +263,7 @@ class _RunAcc:
             group.append(rec)
 
 
-def _extra_info(data: dict[str, Any], n_messages: int | None) -> dict[str, Any]:
+def _extra_info(data: dict[str, Any], n_messages: int | None) -> dict[str, Any] | _FinalInfo:
     """A Step/FinalResult as a row reads it (`data` may lack its convo: only the message count is needed).
 
     A Step only needs its class: rows take grades from the FinalResult, so nothing else is kept for it.
@@ -226,12 +272,11 @@ def _extra_info(data: dict[str, Any], n_messages: int | None) -> dict[str, Any]:
     if cls != "final":
         return {"cls": cls}
     score, correct, log, rule = grade_of(data, final=True)
-    return {"cls": cls, "score": score, "correct": correct, "grader_log": log, "rule": rule,
-            "finish_reason": finish_reason_of(data), "exception": exception_of(data), "n_messages": n_messages,
-            "flags": {k: data.get(k) for k in ("max_steps_reached", "max_time_reached", "max_tokens_reached")}}
+    return _FinalInfo(score=score, correct=correct, grader_log=log, rule=rule, finish_reason=finish_reason_of(data),
+                      exception=exception_of(data), n_messages=n_messages, flags=tuple(data.get(k) for k in _LIMIT_FLAGS))
 
 
-def _light(kind: str, rec: dict[str, Any]) -> dict[str, Any]:
+def _light(kind: str, rec: dict[str, Any]) -> dict[str, Any] | _FinalInfo:
     if kind == "match":
         correct = rec.get("correct")
         return {"correct": correct if isinstance(correct, bool) else None}
@@ -290,7 +335,50 @@ class _ExtraData(msgspec.Struct):
 _EXTRA_KEYS = _ExtraData.__struct_fields__[:-1]  # all but convo
 
 
+class _StepPayload(msgspec.Struct, tag_field="type", tag="step"):
+    """A schema-1 Step: rows take grades from the FinalResult, so none of its (large) payload is decoded."""
+
+
+class _FinalPayload(msgspec.Struct, tag_field="type"):
+    """A schema-1 FinalResult: _ExtraData's fields, its `type` being the tag."""
+
+    grade: Any = msgspec.UNSET
+    correct: Any = msgspec.UNSET
+    finish_status: Any = msgspec.UNSET
+    elapsed: Any = msgspec.UNSET
+    autograder_result: Any = msgspec.UNSET
+    grader_log: Any = msgspec.UNSET
+    exception: Any = msgspec.UNSET
+    max_steps_reached: Any = msgspec.UNSET
+    max_time_reached: Any = msgspec.UNSET
+    max_tokens_reached: Any = msgspec.UNSET
+    convo: _Convo | list[msgspec.Raw] | msgspec.UnsetType | None = msgspec.UNSET
+
+    @property
+    def type(self) -> str:
+        return self.__struct_config__.tag  # type: ignore[return-value]
+
+
+class _FinalSuccessful(_FinalPayload, tag="final_result_successful"):
+    pass
+
+
+class _FinalWithException(_FinalPayload, tag="final_result_exception"):
+    pass
+
+
 class _FastExtra(msgspec.Struct, tag_field="record_type", tag="extra"):
+    """A schema-1 Step or FinalResult extra; any other payload fails here and is decoded as an _AnyExtra."""
+
+    data: _StepPayload | _FinalSuccessful | _FinalWithException
+    sample_id: str | int | None = None
+    group_id: str | int | None = None
+    timestamp: Any = None
+
+
+class _AnyExtra(msgspec.Struct, tag_field="record_type", tag="extra"):
+    """Any other extra (schema 0, other payload types) whose payload is an object."""
+
     data: _ExtraData  # required, and an object: anything else fails to decode and takes the careful path
     sample_id: str | int | None = None
     group_id: str | int | None = None
@@ -313,13 +401,14 @@ class _FastCompleted(msgspec.Struct, tag_field="record_type", tag="sample_comple
 # The three record types of almost every line. Any other record_type (a tag this union lacks), or a line the types
 # do not fit, raises a DecodeError in C and scan_lines hands that line to the careful path: no Python runs per line here.
 _FAST_DECODER = msgspec.json.Decoder(_FastExtra | _FastMatch | _FastCompleted)
+_ANY_EXTRA_DECODER = msgspec.json.Decoder(_AnyExtra)  # tried second, before the careful path
 _STEP_INFO: dict[str, Any] = {"cls": "step"}  # shared read-only: a Step keeps nothing else
 _COMPLETED_INFO: dict[str, Any] = {}
 _MATCH_INFO = {True: {"correct": True}, False: {"correct": False}}
 _MATCH_UNKNOWN: dict[str, Any] = {"correct": None}
 
 
-def _final_info(data: _ExtraData) -> dict[str, Any]:
+def _final_info(data: _ExtraData | _FinalPayload) -> dict[str, Any] | _FinalInfo:
     """A non-Step extra's info from its typed payload: what _extra_info gives for the same payload as a dict.
 
     The usual FinalResult (final_result_* type, a grade object, no exception) is read straight off the struct,
@@ -331,7 +420,7 @@ def _final_info(data: _ExtraData) -> dict[str, Any]:
     kind, grade, exc = data.type, data.grade, data.exception
     if not (type(kind) is str and kind.startswith("final_result") and kind != "final_result_exception"
             and type(grade) is dict and (exc is msgspec.UNSET or not exc)):
-        present = {k: v for k, v in zip(_EXTRA_KEYS, msgspec.structs.astuple(data), strict=False) if v is not msgspec.UNSET}
+        present = {k: v for k in _EXTRA_KEYS if (v := getattr(data, k)) is not msgspec.UNSET}
         return _extra_info(present, n_messages)
     score = _num(grade.get("score"))
     log = grade.get("grader_log")
@@ -350,11 +439,10 @@ def _final_info(data: _ExtraData) -> dict[str, Any]:
     else:
         finish = None
     unset = msgspec.UNSET
-    return {"cls": "final", "score": score, "correct": (score == 1) if score is not None else None,
-            "grader_log": log if type(log) is str else None, "rule": "grade.score == 1", "finish_reason": finish,
-            "exception": None, "n_messages": n_messages,
-            "flags": {"max_steps_reached": None if steps is unset else steps, "max_time_reached": None if time_ is unset else time_,
-                      "max_tokens_reached": None if tokens is unset else tokens}}
+    return _FinalInfo(score=score, correct=(score == 1) if score is not None else None,
+                      grader_log=log if type(log) is str else None, rule="grade.score == 1", finish_reason=finish,
+                      exception=None, n_messages=n_messages,
+                      flags=(None if steps is unset else steps, None if time_ is unset else time_, None if tokens is unset else tokens))
 
 
 def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
@@ -365,7 +453,7 @@ def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
 def scan_file(path: Path, ctx: ScanContext) -> list[RunIndex]:
     """Scan a file with the typed fast decoder; lines it declines take the careful path, so the result is the same."""
     with gc_paused():
-        return _scan_items(scan_lines(path, ctx.warnings, _FAST_DECODER.decode), ctx)
+        return _scan_items(scan_lines(path, ctx.warnings, _FAST_DECODER.decode, fallback=_ANY_EXTRA_DECODER.decode), ctx)
 
 
 def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) -> list[RunIndex]:
@@ -378,14 +466,17 @@ def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) ->
     for number, offset, length, rec in items:
         last_line = number
         fast_type = type(rec)
-        if fast_type is _FastExtra:  # the three typed kinds first: the hot path, ~all lines of a large log
+        if fast_type is _FastExtra:  # the typed kinds first: the hot path, ~all lines of a large log
             data = rec.data
-            kind, info = "extra", _STEP_INFO if data.type == "step" else _final_info(data)
+            kind, info = "extra", _STEP_INFO if type(data) is _StepPayload else _final_info(data)
         elif fast_type is _FastMatch:
             correct = rec.correct
             kind, info = "match", _MATCH_INFO[correct] if type(correct) is bool else _MATCH_UNKNOWN
         elif fast_type is _FastCompleted:
             kind, info = "sample_completed", _COMPLETED_INFO
+        elif fast_type is _AnyExtra:
+            data = rec.data
+            kind, info = "extra", _STEP_INFO if data.type == "step" else _final_info(data)
         else:
             kind = ""
         if kind:
@@ -399,9 +490,8 @@ def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) ->
                     cur = _RunAcc(started=None, first_line=number)
                     accs.append(cur)
                     by_ids, append_rec = cur.by_ids, cur.recs.append
-                info = {**info}  # the run's first record also carries its timestamp: never into a shared dict
-                info.setdefault("timestamp", rec.timestamp)
-            light = _Rec(number, (offset, length), kind, sample_id, group_id, info)
+                info = _with_timestamp(info, rec.timestamp)  # the run's first record also carries its timestamp
+            light = _Rec(number, offset, length, kind, sample_id, group_id, info)
             append_rec(light)
             if fast_type is _FastCompleted:
                 cur.fast_completed += 1  # type: ignore[union-attr]
@@ -417,7 +507,7 @@ def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) ->
             continue
         kind = rec.get("record_type")
         kind = kind if isinstance(kind, str) else "(none)"
-        light = _Rec(number, (offset, length), kind, _id(rec.get("sample_id")), _id(rec.get("group_id")))
+        light = _Rec(number, offset, length, kind, _id(rec.get("sample_id")), _id(rec.get("group_id")))
         if kind == "run_started":
             spec = rec.get("run_spec") if isinstance(rec.get("run_spec"), dict) else {}
             light.info = {"run_spec": spec, "timestamp": rec.get("timestamp")}
@@ -440,7 +530,7 @@ def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) ->
             cur.warnings.append(LoadWarning(code="unknown_record_type", file=ctx.path, line=number,
                                             message=f"line {number}: unknown record_type {kind!r}, kept as a generic event"))
         if not cur.recs and cur.started is None:
-            light.info.setdefault("timestamp", rec.get("timestamp"))
+            light.info = _with_timestamp(light.info, rec.get("timestamp"))
         cur.add(light)
     # Line-level problems (skipped/truncated lines) belong to the run whose lines they sit among.
     file_warnings = list(ctx.warnings)
@@ -818,9 +908,7 @@ def _plain_attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Re
             error, error_kind = info["exception"]
             score = 0.0 if score is None else score
             correct = False if correct is None else correct
-        for name, value in info["flags"].items():  # a loop, not a comprehension: no frame per attempt
-            if value is not None:
-                metrics[name] = value
+        metrics = _flag_metrics(info)
     elif match is not None:
         correct = match.info["correct"]
         score, rule = (float(correct) if correct is not None else None), "match.correct"
@@ -912,8 +1000,8 @@ def _attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Rec], at
     if retried:
         flags += ("retried_after_error",)
         metrics["retried_errors"] = [r.info["text"] for r in retried]
-    if final is not None and final.info.get("flags"):
-        metrics.update({k: v for k, v in final.info["flags"].items() if v is not None})
+    if final is not None:
+        metrics.update(_flag_metrics(final.info))
     return make_row(
         run_id=run_id, sample_id=sample_id, attempt=attempt, sort_key=sort_key,
         score=score, correct=correct, correct_rule=rule,
