@@ -171,10 +171,20 @@ def child_synth(path: str) -> dict[str, Any]:
 
 
 def _apptest(sources: list[str]) -> Any:
+    """An AppTest of the app, with what a real server does once at startup (not on a page) already done."""
     from streamlit.testing.v1 import AppTest
 
     os.environ["EVALDASH_SOURCES"] = ",".join(sources)
-    return AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=1800)
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=1800)
+    # A server scans installed packages for components in Runtime.__init__, before serving anything; AppTest does it
+    # in its first run (~0.25 s of package metadata), which would count as page time here. Done up front instead.
+    if getattr(at, "_bidi_component_manager", False) is None:
+        from streamlit.components.v2.component_manager import BidiComponentManager
+
+        manager = BidiComponentManager()
+        manager.discover_and_register_components(start_file_watching=False)
+        at._bidi_component_manager = manager
+    return at
 
 
 def _check(at: Any, what: str) -> None:

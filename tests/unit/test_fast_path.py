@@ -113,3 +113,15 @@ def test_fast_path_is_taken(monkeypatch):
     scan(EXAMPLES / "compare" / "arith_gpt-4o.jsonl", False)
     assert len(calls) > 100
     assert not math.isnan(rows[0].score or 0.0)
+
+
+def test_nanoeval_quirks_reach_every_decoding_route(tmp_path: Path):
+    """The equality above means something only if the quirk log reaches each route: the tagged schema-1 decoder,
+    the second typed decoder for other extras, and the careful path."""
+    from loaders.formats import nanoeval_log
+
+    path = tmp_path / "quirks_nano.jsonl"
+    path.write_bytes(b"\n".join([json.dumps(r, ensure_ascii=False).encode() for r in QUIRKS_NANO] + RAW_NANO))
+    kinds = [type(item).__name__ for _n, _o, _l, item in jsonl.scan_lines(
+        path, [], nanoeval_log._FAST_DECODER.decode, fallback=nanoeval_log._ANY_EXTRA_DECODER.decode)]
+    assert {"_FastExtra", "_FastMatch", "_FastCompleted", "_AnyExtra", "dict"} <= set(kinds)
