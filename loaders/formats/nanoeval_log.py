@@ -216,6 +216,16 @@ class _FinalInfo(msgspec.Struct, gc=False):
 _LIMIT_FLAGS = ("max_steps_reached", "max_time_reached", "max_tokens_reached")
 
 
+_FINAL_RULES: dict[str, str] = {}  # one label string per grading rule, shared by every row that used it
+
+
+def _final_rule(rule: str) -> str:
+    label = _FINAL_RULES.get(rule)
+    if label is None:
+        label = _FINAL_RULES[rule] = f"FinalResult {rule}"
+    return label
+
+
 def _flag_metrics(info: _FinalInfo) -> dict[str, Any]:
     """The FinalResult's limit flags that were written, as row metrics."""
     metrics: dict[str, Any] = {}
@@ -333,6 +343,7 @@ class _ExtraData(msgspec.Struct):
 
 
 _EXTRA_KEYS = _ExtraData.__struct_fields__[:-1]  # all but convo
+_UNSET = msgspec.UNSET
 
 
 class _StepPayload(msgspec.Struct, tag_field="type", tag="step"):
@@ -411,21 +422,20 @@ _MATCH_UNKNOWN: dict[str, Any] = {"correct": None}
 def _final_info(data: _ExtraData | _FinalPayload) -> dict[str, Any] | _FinalInfo:
     """A non-Step extra's info from its typed payload: what _extra_info gives for the same payload as a dict.
 
-    The usual FinalResult (final_result_* type, a grade object, no exception) is read straight off the struct,
-    applying extra_class / grade_of / finish_reason_of in that case; anything else goes through them as a dict.
+    The usual FinalResult (final_result_successful, a grade object, no exception) is read straight off the struct,
+    applying grade_of / finish_reason_of in that case; anything else goes through them as a dict. Runs per attempt.
     """
     convo = data.convo
-    msgs = convo.messages if isinstance(convo, _Convo) else convo
-    n_messages = len(msgs) if isinstance(msgs, list) else None
-    kind, grade, exc = data.type, data.grade, data.exception
-    if not (type(kind) is str and kind.startswith("final_result") and kind != "final_result_exception"
-            and type(grade) is dict and (exc is msgspec.UNSET or not exc)):
-        present = {k: v for k in _EXTRA_KEYS if (v := getattr(data, k)) is not msgspec.UNSET}
+    msgs = convo.messages if type(convo) is _Convo else convo
+    n_messages = len(msgs) if type(msgs) is list else None
+    grade, exc = data.grade, data.exception
+    if not (type(data) is _FinalSuccessful and type(grade) is dict and (exc is _UNSET or not exc)):
+        present = {k: v for k in _EXTRA_KEYS if (v := getattr(data, k)) is not _UNSET}
         return _extra_info(present, n_messages)
     score = _num(grade.get("score"))
     log = grade.get("grader_log")
     steps, time_, tokens, status = data.max_steps_reached, data.max_time_reached, data.max_tokens_reached, data.finish_status
-    finish: FinishReason | None
+    finish: FinishReason
     if steps is True:
         finish = "max_steps"
     elif time_ is True:
@@ -434,15 +444,12 @@ def _final_info(data: _ExtraData | _FinalPayload) -> dict[str, Any] | _FinalInfo
         finish = "max_tokens"
     elif type(status) is str and status.startswith("error"):
         finish = "error"
-    elif type(status) is str or kind == "final_result_successful":
+    else:  # a successful FinalResult: finish_reason_of's last rule
         finish = "model_ended"
-    else:
-        finish = None
-    unset = msgspec.UNSET
-    return _FinalInfo(score=score, correct=(score == 1) if score is not None else None,
-                      grader_log=log if type(log) is str else None, rule="grade.score == 1", finish_reason=finish,
-                      exception=None, n_messages=n_messages,
-                      flags=(None if steps is unset else steps, None if time_ is unset else time_, None if tokens is unset else tokens))
+    return _FinalInfo(score, (score == 1) if score is not None else None, log if type(log) is str else None,
+                      "grade.score == 1", finish, None, n_messages,
+                      (None if steps is _UNSET else steps, None if time_ is _UNSET else time_,
+                       None if tokens is _UNSET else tokens))
 
 
 def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
@@ -722,7 +729,7 @@ def _attribute_without_ids(run_id: str, body: list[_Rec], report: dict[str, Any]
 
 
 def _is_final(r: _Rec) -> bool:
-    return r.kind == "extra" and r.info.get("cls") == "final"
+    return r.kind == "extra" and type(r.info) is _FinalInfo  # extras get a _FinalInfo exactly when extra_class is "final"
 
 
 def _safe_segments(body: list[_Rec], report: dict[str, Any] | None) -> tuple[list[list[_Rec]] | None, str]:
@@ -881,8 +888,7 @@ def _plain_attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Re
     for r in recs:
         kind = r.kind
         if kind == "extra":
-            info = r.info
-            if info is not _STEP_INFO and info.get("cls") == "final":
+            if type(r.info) is _FinalInfo:
                 if final is not None:
                     return None
                 final = r
@@ -900,15 +906,20 @@ def _plain_attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Re
     n_messages: int | None = None
     metrics: dict[str, Any] = {}
     if final is not None:
-        info = final.info
-        score, correct, grader_log, finish = info["score"], info["correct"], info["grader_log"], info["finish_reason"]
-        rule = f"FinalResult {info['rule']}"
-        n_messages = info["n_messages"]
-        if info["exception"] is not None:
-            error, error_kind = info["exception"]
+        info: _FinalInfo = final.info  # type: ignore[assignment]
+        score, correct, grader_log, finish, n_messages = info.score, info.correct, info.grader_log, info.finish_reason, info.n_messages
+        rule = _final_rule(info.rule)
+        if info.exception is not None:
+            error, error_kind = info.exception
             score = 0.0 if score is None else score
             correct = False if correct is None else correct
-        metrics = _flag_metrics(info)
+        steps, time_, tokens = info.flags  # _flag_metrics, inlined: this runs per attempt
+        if steps is not None:
+            metrics["max_steps_reached"] = steps
+        if time_ is not None:
+            metrics["max_time_reached"] = time_
+        if tokens is not None:
+            metrics["max_tokens_reached"] = tokens
     elif match is not None:
         correct = match.info["correct"]
         score, rule = (float(correct) if correct is not None else None), "match.correct"
@@ -928,7 +939,7 @@ def _attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Rec], at
     plain = _plain_attempt_row(run_id, sample_id, attempt, recs, attribution, flags, sort_key)
     if plain is not None:
         return plain
-    finals = [r for r in recs if r.kind == "extra" and r.info.get("cls") == "final"]  # _is_final, inlined: hot
+    finals = [r for r in recs if r.kind == "extra" and type(r.info) is _FinalInfo]  # _is_final, inlined: hot
     final = finals[-1] if finals else None
     solver_matches: list[_Rec] = []
     lae_match: _Rec | None = None
@@ -958,7 +969,7 @@ def _attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Rec], at
                 lae_match, after_lae = r, False
             else:
                 solver_matches.append(r)
-        elif r.kind == "sample_completed" or (r.kind == "extra" and r.info.get("cls") == "final"):
+        elif r.kind == "sample_completed" or (r.kind == "extra" and type(r.info) is _FinalInfo):
             last_outcome = i
         elif r.kind == "error":
             errors.append((i, r))
@@ -973,7 +984,7 @@ def _attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Rec], at
         info = final.info
         score, correct = info["score"], info["correct"]
         grader_log = info["grader_log"] if info["grader_log"] is not None else lae_log
-        rule = f"FinalResult {info['rule']}"
+        rule = _final_rule(info["rule"])
         finish = info["finish_reason"]
         n_messages = info["n_messages"] if info["n_messages"] is not None else n_messages
         if info["exception"] is not None:
