@@ -325,10 +325,9 @@ class _Convo(msgspec.Struct):
     messages: list[msgspec.Raw] | msgspec.UnsetType = msgspec.UNSET
 
 
-class _ExtraData(msgspec.Struct):
-    """Every key of a Step/FinalResult payload a row reads; the convo is only counted, never materialised."""
+class _PayloadFields(msgspec.Struct):
+    """Every key of a Step/FinalResult payload a row reads, but its type; the convo is only counted, never materialised."""
 
-    type: Any = msgspec.UNSET
     grade: Any = msgspec.UNSET
     correct: Any = msgspec.UNSET
     finish_status: Any = msgspec.UNSET
@@ -342,7 +341,13 @@ class _ExtraData(msgspec.Struct):
     convo: _Convo | list[msgspec.Raw] | msgspec.UnsetType | None = msgspec.UNSET
 
 
-_EXTRA_KEYS = _ExtraData.__struct_fields__[:-1]  # all but convo
+class _ExtraData(_PayloadFields):
+    """Any extra payload that is an object: its type, if any, is an ordinary field."""
+
+    type: Any = msgspec.UNSET
+
+
+_EXTRA_KEYS = tuple(name for name in _ExtraData.__struct_fields__ if name != "convo")
 _UNSET = msgspec.UNSET
 
 
@@ -350,20 +355,8 @@ class _StepPayload(msgspec.Struct, tag_field="type", tag="step"):
     """A schema-1 Step: rows take grades from the FinalResult, so none of its (large) payload is decoded."""
 
 
-class _FinalPayload(msgspec.Struct, tag_field="type"):
-    """A schema-1 FinalResult: _ExtraData's fields, its `type` being the tag."""
-
-    grade: Any = msgspec.UNSET
-    correct: Any = msgspec.UNSET
-    finish_status: Any = msgspec.UNSET
-    elapsed: Any = msgspec.UNSET
-    autograder_result: Any = msgspec.UNSET
-    grader_log: Any = msgspec.UNSET
-    exception: Any = msgspec.UNSET
-    max_steps_reached: Any = msgspec.UNSET
-    max_time_reached: Any = msgspec.UNSET
-    max_tokens_reached: Any = msgspec.UNSET
-    convo: _Convo | list[msgspec.Raw] | msgspec.UnsetType | None = msgspec.UNSET
+class _FinalPayload(_PayloadFields, tag_field="type"):
+    """A schema-1 FinalResult: its `type` is the tag."""
 
     @property
     def type(self) -> str:
@@ -409,8 +402,9 @@ class _FastCompleted(msgspec.Struct, tag_field="record_type", tag="sample_comple
     timestamp: Any = None
 
 
-# The three record types of almost every line. Any other record_type (a tag this union lacks), or a line the types
-# do not fit, raises a DecodeError in C and scan_lines hands that line to the careful path: no Python runs per line here.
+# The three record types of almost every line of a schema-1 log. Any other record_type (a tag this union lacks), or a
+# line the types do not fit, raises a DecodeError in C: scan_lines then tries the second decoder (other extras), then
+# the careful path. No Python runs per line to decode.
 _FAST_DECODER = msgspec.json.Decoder(_FastExtra | _FastMatch | _FastCompleted)
 _ANY_EXTRA_DECODER = msgspec.json.Decoder(_AnyExtra)  # tried second, before the careful path
 _STEP_INFO: dict[str, Any] = {"cls": "step"}  # shared read-only: a Step keeps nothing else
