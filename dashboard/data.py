@@ -76,7 +76,7 @@ def samples_frame(leaf: str, native_run_id: str, version: str) -> pd.DataFrame:
 def run_summary(leaf: str, native_run_id: str, version: str, public_run_id: str) -> dict[str, Any]:
     """Rows are not loaded for this when the loader keeps the figures (a restart lists a 1 GB log's run at once)."""
     entry_run = next(r for r in listing(leaf, version).runs if r.run_id == native_run_id)
-    summary = query.summarize(entry_run, figures=loader(leaf).load_figures(native_run_id))
+    summary = query.summarize(entry_run, figures=loader(leaf).load_figures(native_run_id, entry_run))
     return {**summary, "run_id": public_run_id}
 
 

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from loaders.errors import SourceError, UnknownRun
-from loaders.schema import SampleRow, SearchHit, SourceListing, Transcript
+from loaders.errors import SourceError
+from loaders.schema import Run, SampleRow, SearchHit, SourceListing, Transcript
 
 
 class Loader(ABC):
@@ -42,17 +42,15 @@ class Loader(ABC):
     @abstractmethod
     def load_transcript(self, run_id: str, sample_id: str, attempt: int = 0) -> Transcript: ...
 
-    def load_figures(self, run_id: str) -> dict[str, Any]:
+    def load_figures(self, run_id: str, run: Run) -> dict[str, Any]:
         """The run's row-derived headline figures (`query.row_figures`), for summaries of many runs at once.
 
-        The default computes them from `load_samples`; a kind that keeps them on disk (the recorder's parse
-        cache) answers without reading rows, so a restarted server lists its runs at once.
+        `run` is the header the caller already holds (from `list_runs`, so no second listing: for a backend
+        that is an HTTP round trip). The default computes the figures from `load_samples`; a kind that keeps
+        them on disk (the recorder's parse cache) answers without reading rows, so a restart lists runs at once.
         """
         from loaders import query  # pandas: not imported by every importer of a loader
 
-        run = next((r for r in self.list_runs().runs if r.run_id == run_id), None)
-        if run is None:
-            raise UnknownRun(self.source, f"no run {run_id!r} in this source")
         return query.row_figures(run, self.load_samples(run_id))
 
     def search_transcripts(self, run_id: str, pattern: re.Pattern[str], limit: int = 200, *,

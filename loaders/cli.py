@@ -71,7 +71,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.sources)
     summaries = []
     for entry in catalog.entries.values():
-        figures = loader_for(entry).load_figures(entry.native_run_id)  # no rows read when a parse cache holds them
+        figures = loader_for(entry).load_figures(entry.native_run_id, entry.run)  # no rows read when a parse cache holds them
         summaries.append(query.summarize(entry.run, figures=figures))
         _print_run_warnings(entry.run.warnings, entry.run_id)
     if args.json:

@@ -63,8 +63,8 @@ def numeric_sort_key(sample_id: str) -> tuple[int, str]:
 
 def key_sharing_dict(values: dict[str, Any]) -> dict[str, Any]:
     """`values` as a dict whose copies share one key table, as instance dicts do: a 27-field row's dict is ~300
-    bytes instead of ~830, allocated by pymalloc. Copies may replace values; with a new key, a copy simply
-    becomes an ordinary dict (CPython's own rule), so this only ever changes memory, never behaviour."""
+    bytes instead of ~830, allocated by pymalloc. It is an ordinary dict in every behaviour (a copy given a new
+    key is handled by CPython as any instance dict is); only its memory differs."""
     holder = type("_KeyTable", (), {})()  # a class of its own: its cached key table is this one order of keys
     for name, value in values.items():
         setattr(holder, name, value)

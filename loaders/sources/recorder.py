@@ -20,7 +20,7 @@ from loaders.formats import evals_log, nanoeval_log
 from loaders.formats.index import RunIndex, ScanContext
 from loaders.jsonl import decode_line, first_records, read_spans
 from loaders.registry import register
-from loaders.schema import LoadWarning, SampleRow, SearchHit, SourceListing, Transcript
+from loaders.schema import LoadWarning, Run, SampleRow, SearchHit, SourceListing, Transcript
 
 SUFFIXES = (".jsonl", ".log", ".ndjson")
 # Regex features whose result depends on what surrounds a JSON string: the raw-line prefilter is off for them.
@@ -104,8 +104,8 @@ class RecorderLoader(Loader):
     def load_samples(self, run_id: str) -> list[SampleRow]:
         return list(self._rows(run_id))
 
-    def load_figures(self, run_id: str) -> dict[str, Any]:
-        """Kept with the parse cache, so listing a big log's runs after a restart reads no rows."""
+    def load_figures(self, run_id: str, run: Run) -> dict[str, Any]:
+        """Kept with the parse cache, so listing a big log's runs after a restart reads no rows (`run` is not needed)."""
         index = self._run(run_id)
         if index.figures is None:
             from loaders import query

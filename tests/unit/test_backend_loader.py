@@ -281,3 +281,17 @@ def test_explicit_ids_join_a_listing_backend(fake: Fake, make_loader: Factory) -
     listing = make_loader(f"{fake.url}#eval-3f9c1a2b7d,eval-gone").list_runs()
     assert [r.run_id for r in listing.runs] == NEWEST_FIRST  # listed once, not twice
     assert [w.code for w in listing.warnings] == ["no_such_job"]
+
+
+def test_figures_of_every_job_cost_no_second_listing(fake: Fake, make_loader: Factory) -> None:
+    """The Runs page asks for each run's figures: with the header it already holds, the backend is not listed again."""
+    from loaders import query
+
+    loader = make_loader()
+    runs = loader.list_runs().runs
+    listed = fake.requests("/api/eval/jobs")
+    done = next(r for r in runs if r.run_id == "eval-3f9c1a2b7d")
+    figures = loader.load_figures(done.run_id, done)
+    assert figures == query.row_figures(done, loader.load_samples(done.run_id))
+    assert figures["n_attempts"] == 3
+    assert fake.requests("/api/eval/jobs") == listed

@@ -132,7 +132,7 @@ def test_restart_lists_runs_and_figures_without_reading_rows(cache: Path, tmp_pa
     with monkeypatch.context() as m:
         forbid_row_reads(m)
         again = RecorderLoader(str(log))  # as after a restart
-        assert {r.run_id: again.load_figures(r.run_id) for r in again.list_runs().runs} == expected
+        assert {r.run_id: again.load_figures(r.run_id, r) for r in again.list_runs().runs} == expected
     run_id = next(iter(expected))
     assert repr(again.load_samples(run_id)) == repr(first.load_samples(run_id))  # rows still come, when asked for
 
@@ -149,7 +149,7 @@ def test_stale_figures_are_recomputed_not_trusted(cache: Path, tmp_path: Path, m
     forbid_parsing(monkeypatch)
     again = RecorderLoader(str(log))
     assert again._run(run.run_id).figures is None
-    assert again.load_figures(run.run_id) == expected
+    assert again.load_figures(run.run_id, run) == expected
 
 
 def test_damaged_row_data_behind_a_good_header_falls_back_to_parsing(cache: Path, tmp_path: Path, caplog):
