@@ -5,7 +5,7 @@ run headers and warnings as JSON in the Parquet metadata, the rows as columns, a
 in a second file read only when a transcript is opened. The key is stored inside and re-checked on load, so
 a stale, foreign or corrupt entry is ignored (and rebuilt by the caller), never trusted blindly. Only Arrow
 and JSON are read back: nothing is unpickled. Folder: `EVALDASH_CACHE_DIR` (default `~/.cache/evaldash`;
-empty, `0` or `off` disables it).
+empty, `0` or `off` disables it), capped at `EVALDASH_CACHE_MAX_MB` (default 4096), least recently used first.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ import json
 import logging
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
+from contextlib import suppress
 from datetime import datetime, timezone
 from functools import cache, partial
 from itertools import accumulate, repeat
@@ -35,6 +37,7 @@ from loaders.schema import SCHEMA_VERSION, LoadWarning, Run, SampleRow
 
 PARSER_VERSION = "recorder-1"  # bump whenever a dialect scanner's output (runs, rows, warnings, spans) changes
 ENV = "EVALDASH_CACHE_DIR"
+MAX_ENV = "EVALDASH_CACHE_MAX_MB"
 _OFF = {"", "0", "off", "none", "false", "no"}
 log = logging.getLogger(__name__)
 
@@ -83,6 +86,37 @@ def _files(folder: Path, identity: dict[str, Any]) -> tuple[Path, Path]:
     """`<path digest>-<version digest>.*`: older versions of the same log share the prefix and are swept on save."""
     key = f"{_digest([identity['path'], identity['source']])}-{_digest(identity)}"
     return folder / f"{key}.rows.parquet", folder / f"{key}.spans.parquet"
+
+
+def max_bytes() -> int:
+    """The cache folder's size cap (`EVALDASH_CACHE_MAX_MB`, default 4096): least recently used entries go first."""
+    try:
+        return int(float(os.environ.get(MAX_ENV, "4096")) * (1 << 20))
+    except ValueError:
+        return 4096 << 20
+
+
+def _trim(folder: Path, keep: Path) -> None:
+    """Delete least recently used entries (a hit touches its rows file) until the folder fits the cap.
+
+    The entry just written is never deleted, so a log larger than the cap still restarts fast until the next one.
+    """
+    entries: list[tuple[float, int, list[Path]]] = []
+    for rows_file in folder.glob("*.rows.parquet"):
+        files = [rows_file, rows_file.with_name(rows_file.name.replace(".rows.", ".spans."))]
+        try:
+            entries.append((rows_file.stat().st_mtime, sum(f.stat().st_size for f in files if f.exists()), files))
+        except OSError:
+            continue  # another process swept it meanwhile
+    total, cap = sum(size for _t, size, _f in entries), max_bytes()
+    for _used, size, files in sorted(entries, key=lambda e: e[0]):
+        if total <= cap:
+            break
+        if files[0] == keep:
+            continue
+        for f in files:
+            f.unlink(missing_ok=True)
+        total -= size
 
 
 def _sweep(folder: Path, keep: Path) -> None:
@@ -316,6 +350,9 @@ def load(path: Path, source: str) -> tuple[list[RunIndex], list[LoadWarning]] | 
         tag = header["tag"]
         if (pq.read_schema(spans_file).metadata or {}).get(b"evaldash_key", b"").decode() != tag:
             return None
+        with suppress(OSError):  # recently used: the size cap deletes entries least recently used first
+            now = time.time_ns()
+            os.utime(rows_file, ns=(now, now))  # a time given exactly: the kernel's own clock for files is coarse (ms)
         figures = header.get("figures") or {}
         per_run = figures.get("runs") if figures.get("version") == _figures_version() else None
         if not isinstance(per_run, list) or len(per_run) != len(runs):
@@ -371,6 +408,7 @@ def save(path: Path, source: str, st: os.stat_result, runs: list[RunIndex], warn
             pq.write_table(table_, tmp, compression="zstd")
             os.replace(tmp, target)
         _sweep(folder, rows_file)
+        _trim(folder, rows_file)
         return True
     except Exception as exc:  # noqa: BLE001 - a cache that cannot be written only costs the next start a re-parse
         log.warning("evaldash cache: not written for %s (%s)", path, exc)

@@ -167,3 +167,34 @@ def test_damaged_row_data_behind_a_good_header_falls_back_to_parsing(cache: Path
     assert repr(again.load_samples(run_id)) == rows
     assert "parsing" in caplog.text and "again" in caplog.text  # the damage was found, and said so in the log
     assert repr(RecorderLoader(str(log)).load_samples(run_id)) == rows  # and the entry was written again
+
+
+def test_size_cap_drops_the_least_recently_used_entry(cache: Path, tmp_path: Path, monkeypatch):
+    logs = []
+    for name in ("a.jsonl", "b.jsonl", "c.jsonl"):
+        log = tmp_path / name
+        shutil.copy(EXAMPLES / "compare" / "arith_gpt-4o.jsonl", log)
+        logs.append(log)
+    snapshot(logs[0])
+    snapshot(logs[1])  # written after a: by write time, a is the older entry
+    one_entry = sum(p.stat().st_size for p in cache.glob("*.parquet")) / 2
+    for rows_file in cache.glob("*.rows.parquet"):
+        os.utime(rows_file, (1_000_000, 1_000_000))  # same age, long ago: only the hits below order them
+    snapshot(logs[1])
+    snapshot(logs[0])  # hits: b used, then a; so b is now the least recently used
+    monkeypatch.setenv(parsed_cache.MAX_ENV, str(2.5 * one_entry / (1 << 20)))  # room for two entries, not three
+    first = snapshot(logs[2])  # writing c must drop b
+    assert len(list(cache.glob("*.rows.parquet"))) == 2
+    forbid_parsing(monkeypatch)
+    assert snapshot(logs[0]) and snapshot(logs[2]) == first  # a and c still hit
+    with pytest.raises(AssertionError, match="re-parsed"):
+        snapshot(logs[1])  # b was dropped: it would be parsed again
+
+
+def test_an_entry_larger_than_the_cap_is_still_kept(cache: Path, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv(parsed_cache.MAX_ENV, "0")
+    log = tmp_path / "run.jsonl"
+    shutil.copy(EXAMPLES / "compare" / "arith_gpt-4o.jsonl", log)
+    first = snapshot(log)
+    forbid_parsing(monkeypatch)
+    assert snapshot(log) == first
