@@ -6,7 +6,6 @@ big objects, so a changed file is re-read and an unchanged one is not.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from loaders import compare, query
 from loaders.base import Loader
 from loaders.catalog import Catalog, Entry, build_catalog, expand
 from loaders.errors import SourceError
+from loaders.patterns import PatternError, UserPattern
 from loaders.registry import resolve
 from loaders.schema import LoadWarning, Run, SampleRow, SearchHit, SourceListing, Transcript
 from loaders.sources.backend import BackendLoader
@@ -87,7 +87,8 @@ def transcript(leaf: str, native_run_id: str, sample_id: str, attempt: int, vers
 
 @st.cache_data(show_spinner="Searching transcripts…", max_entries=64)
 def _search(leaf: str, native_run_id: str, pattern: str, limit: int, version: str) -> list[SearchHit]:
-    return loader(leaf).search_transcripts(native_run_id, re.compile(pattern, re.IGNORECASE), limit)
+    """A user's pattern runs under a time budget: PatternTimeout (not cached) instead of a thread held for hours."""
+    return loader(leaf).search_transcripts(native_run_id, UserPattern(pattern, is_regex=True), limit)
 
 
 def sources() -> list[str]:
@@ -167,10 +168,8 @@ def transcript_of(e: Entry, sample_id: str, attempt: int) -> Transcript:
 
 
 def search_pattern(text: str, regex: bool) -> str:
-    """The pattern a search box means; raises `re.error` for a bad regex (the view shows it)."""
-    pattern = text if regex else re.escape(text)
-    re.compile(pattern, re.IGNORECASE)
-    return pattern
+    """The pattern a search box means; raises `PatternError` for a bad regex (the view shows it)."""
+    return UserPattern(text, is_regex=regex).pattern
 
 
 def search_of(e: Entry, text: str, regex: bool = False, limit: int = 200) -> list[SearchHit]:
@@ -238,6 +237,31 @@ def stats_of(e: Entry) -> dict[str, Any]:
 
 def seeds_of(e: Entry, grouped: bool) -> pd.DataFrame:
     return seed_frame(e.leaf, e.native_run_id, version(e.leaf), grouped)
+
+
+@st.cache_resource(show_spinner="Filtering…", max_entries=16)
+def _filtered_seeds(leaf: str, native_run_id: str, version: str, grouped: bool, status: str, smin: float | None,
+                    smax: float | None, search: str | None, regex: bool) -> pd.DataFrame | PatternError:
+    """Shared, not copied: never mutate it. A failed pattern is kept as well, so a slow regex in a pasted link
+    spends its time budget once, not again on every rerun of every viewer."""
+    try:
+        return query.filter_rows(seed_frame(leaf, native_run_id, version, grouped), status, smin, smax, search, regex)
+    except PatternError as exc:
+        return exc
+
+
+def filtered_seeds_of(e: Entry, grouped: bool, status: str, smin: float | None, smax: float | None, search: str | None,
+                      regex: bool) -> pd.DataFrame:
+    """`query.filter_rows` of the per-seed table, kept per filter (paging and sorting reruns reuse it).
+
+    Raises `PatternError` for a regex that is invalid or ran out of its time budget; ValueError for a bad status.
+    """
+    if status == "all" and smin is None and smax is None and not search:
+        return seeds_of(e, grouped)
+    found = _filtered_seeds(e.leaf, e.native_run_id, version(e.leaf), grouped, status, smin, smax, search, regex)
+    if isinstance(found, PatternError):
+        raise found
+    return found
 
 
 def live_run(e: Entry) -> Run:

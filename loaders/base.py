@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from loaders.errors import SourceError
+from loaders.patterns import SearchPattern
 from loaders.schema import Run, SampleRow, SearchHit, SourceListing, Transcript
 
 
@@ -53,7 +54,7 @@ class Loader(ABC):
 
         return query.row_figures(run, self.load_samples(run_id))
 
-    def search_transcripts(self, run_id: str, pattern: re.Pattern[str], limit: int = 200, *,
+    def search_transcripts(self, run_id: str, pattern: SearchPattern, limit: int = 200, *,
                            per_sample: int = 3) -> list[SearchHit]:
         """Matches in a run's transcripts, in row order: loads one transcript at a time, never all at once.
 
@@ -113,7 +114,7 @@ def json_strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
                 stack.append((f"{where}[{i}]", item[i]))
 
 
-def make_snippet(text: str, match: re.Match[str], context: int = SNIPPET_CONTEXT) -> tuple[str, int, int]:
+def make_snippet(text: str, match: Any, context: int = SNIPPET_CONTEXT) -> tuple[str, int, int]:
     """(snippet, start, end): the match with `context` characters either side, whitespace flattened to one line."""
     a, b = max(0, match.start() - context), min(len(text), match.end() + context)
     flat = re.sub(r"\s", " ", text[a:b])  # one char for one char: offsets stay valid
@@ -130,7 +131,7 @@ def record_label(record: Any) -> str:
     return "record"
 
 
-def search_records(run_id: str, sample_id: str, attempt: int, records: Iterable[Any], pattern: re.Pattern[str],
+def search_records(run_id: str, sample_id: str, attempt: int, records: Iterable[Any], pattern: SearchPattern,
                    limit: int) -> list[SearchHit]:
     """Up to `limit` non-empty matches of `pattern` in the string values of one sample's records."""
     hits: list[SearchHit] = []

@@ -6,7 +6,6 @@ No streamlit, no I/O: everything here is tested directly.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -15,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from loaders import stats
+from loaders.patterns import UserPattern
 from loaders.schema import Run, SampleRow
 
 ROW_COLUMNS = [
@@ -357,7 +357,8 @@ def filter_rows(frame: pd.DataFrame, status: str = "all", score_min: float | Non
 
     status: all / passed / failed / errored / flaky (grouped "failed" = no attempt passed).
     The score range drops unscored rows once a bound is set. `search` matches sample id,
-    error and grader log, case-insensitive, as plain text unless `regex` (ValueError if invalid).
+    error and grader log, case-insensitive, as plain text unless `regex` (a `patterns.PatternError`, which is
+    a ValueError, if it is invalid or runs out of its time budget).
     """
     if status not in STATUSES:
         raise ValueError(f"unknown status {status!r} (one of {', '.join(STATUSES)})")
@@ -378,15 +379,16 @@ def filter_rows(frame: pd.DataFrame, status: str = "all", score_min: float | Non
     if score_max is not None:
         mask &= (frame["score"] <= score_max).fillna(False).astype(bool)
     if search:
-        if regex:
-            try:
-                re.compile(search)
-            except re.error as exc:
-                raise ValueError(f"invalid regular expression {search!r}: {exc}") from exc
+        pattern = UserPattern(search, is_regex=True) if regex else None  # PatternError (a ValueError) if invalid
         hit = pd.Series(False, index=frame.index)
         for col in ("sample_id", "error", "grader_log"):
             if col in frame:
                 text = frame[col].astype("string")
-                hit |= text.str.contains(search, case=False, regex=regex, na=False).astype(bool)
+                if pattern is None:  # plain text: pandas' own substring search, fast and never slow
+                    hit |= text.str.contains(search, case=False, regex=False, na=False).astype(bool)
+                else:  # a user's regex: under a time budget (PatternTimeout), never Python's unbounded `re`
+                    values = text.dropna()
+                    found = pd.Series([pattern.search(v) is not None for v in values], index=values.index, dtype=bool)
+                    hit |= found.reindex(frame.index, fill_value=False)
         mask &= hit
     return frame[mask.to_numpy(dtype=bool)]

@@ -15,6 +15,7 @@ from dashboard.components import run_picker
 from dashboard.components import seed_table as table
 from loaders import query
 from loaders.errors import SourceError
+from loaders.patterns import PatternTimeout
 
 BIND = "query-params"
 
@@ -72,9 +73,11 @@ if frame.empty:
     st.stop()
 
 try:
-    filtered = query.filter_rows(frame, status or "all", smin, smax, search or None, regex)
-except ValueError as exc:
-    st.error("The search is not a valid regular expression. Fix it or turn Regex off.", icon=":material/error:")
+    filtered = data.filtered_seeds_of(entry, grouped, status or "all", smin, smax, search or None, regex)
+except ValueError as exc:  # patterns.PatternError: invalid, or out of its time budget
+    st.error("The search regular expression took too long and was stopped. Simplify it or turn Regex off."
+             if isinstance(exc, PatternTimeout) else "The search is not a valid regular expression. Fix it or turn Regex off.",
+             icon=":material/error:")
     st.code(str(exc), language=None)
     st.stop()
 

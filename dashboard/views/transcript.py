@@ -6,14 +6,13 @@ Deep links: `/transcript?run=R&sample=S&attempt=A` opens a transcript, `/transcr
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from dashboard import data, state
 from dashboard.components import run_picker
 from dashboard.components import transcript as view
 from loaders.errors import SourceError
+from loaders.patterns import PatternError, PatternTimeout
 
 SEARCH_LIMIT = 200
 
@@ -44,8 +43,9 @@ with st.expander("Search this run", icon=":material/search:", expanded=bool(quer
     if query:
         try:
             view.search_results(data.search_of(entry, query, regex, SEARCH_LIMIT), SEARCH_LIMIT, keep)
-        except re.error as exc:
-            st.error("Not a valid regular expression.")
+        except PatternError as exc:
+            st.error("The search took too long and was stopped." if isinstance(exc, PatternTimeout)
+                     else "Not a valid regular expression.")
             st.code(str(exc), language=None)
 
 if not rows:

@@ -19,6 +19,7 @@ from loaders.errors import SourceError, UnknownRun, UnknownSample
 from loaders.formats import evals_log, nanoeval_log
 from loaders.formats.index import RunIndex, ScanContext
 from loaders.jsonl import decode_line, first_records, read_spans
+from loaders.patterns import SearchPattern
 from loaders.registry import register
 from loaders.schema import LoadWarning, Run, SampleRow, SearchHit, SourceListing, Transcript
 
@@ -121,7 +122,7 @@ class RecorderLoader(Loader):
         records = read_spans(self.path, spans)
         return DIALECTS[index.run.dialect or "openai-evals"].build_transcript(run_id, sample_id, attempt, records)
 
-    def search_transcripts(self, run_id: str, pattern: re.Pattern[str], limit: int = 200, *,
+    def search_transcripts(self, run_id: str, pattern: SearchPattern, limit: int = 200, *,
                            per_sample: int = 3) -> list[SearchHit]:
         """Grep each sample's byte spans, in row order like the default; parse only lines that can match.
 

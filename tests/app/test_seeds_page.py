@@ -122,6 +122,25 @@ def test_bad_regex_is_a_clear_message(make_app):
     assert not [d for d in at.dataframe if (d.key or "").startswith("seeds.table.")]
 
 
+def test_a_catastrophic_regex_is_stopped_with_a_message(make_app, monkeypatch, tmp_path):
+    """(a|aa)+$ would hold a server thread for hours in Python's `re`; the page stops it and says why."""
+    import json
+
+    log = tmp_path / "slow.jsonl"
+    lines = [{"spec": {"run_id": "261124000000SLOWREGEX", "eval_name": "slow.dev.v0", "completion_fns": ["m"]}},
+             {"run_id": "261124000000SLOWREGEX", "event_id": 0, "sample_id": "slow.dev.0", "type": "error",
+              "data": {"type": "Boom", "message": "a" * 60 + "b"}}]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    monkeypatch.setenv("EVALDASH_REGEX_SECONDS", "0.2")
+    at = make_app(str(log))
+    at.run()
+    at.query_params.update({"run": "261124000000SLOWREGEX", "q": "(a|aa)+$", "regex": "1"})
+    at.switch_page("views/seeds.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "took too long" in at.error[0].value
+    assert "simplify it" in at.code[0].value
+
+
 def test_same_text_without_regex_is_plain(make_app):
     at = open_seeds(make_app, MINI, q="dev.(1")
     assert not at.error

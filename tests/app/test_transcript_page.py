@@ -127,6 +127,20 @@ def test_bad_regex_is_a_message_not_a_crash(make_app):
     assert at.error[0].value == "Not a valid regular expression."
 
 
+def test_a_catastrophic_regex_search_is_stopped_with_a_message(make_app, monkeypatch, tmp_path):
+    import json
+
+    log = tmp_path / "slow.jsonl"
+    lines = [{"spec": {"run_id": "261124000000SLOWREGEX", "eval_name": "slow.dev.v0", "completion_fns": ["m"]}},
+             {"run_id": "261124000000SLOWREGEX", "event_id": 0, "sample_id": "slow.dev.0", "type": "sampling",
+              "data": {"prompt": "hello", "sampled": ["a" * 60 + "b"]}}]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    monkeypatch.setenv("EVALDASH_REGEX_SECONDS", "0.2")
+    at = _open(make_app, str(log), run="261124000000SLOWREGEX", q="(a|aa)+$", regex="1")
+    assert at.error[0].value == "The search took too long and was stopped."
+    assert any("simplify it" in c.value for c in at.code)
+
+
 def test_unknown_run_and_sample(make_app):
     at = _open(make_app, str(HOSTILE), run="NO-SUCH-RUN")
     assert at.error[0].value == "No run with this id in the configured sources."

@@ -115,10 +115,40 @@ def test_empty_matches_are_ignored():
 @pytest.mark.parametrize("bad", ["(", "[a-", "(?P<1>x)"])
 def test_bad_regex_is_a_clear_error(bad):
     from dashboard.data import search_pattern
+    from loaders.patterns import PatternError, UserPattern
 
-    with pytest.raises(re.error):
+    with pytest.raises(PatternError, match="invalid regular expression"):
         search_pattern(bad, regex=True)
-    assert search_pattern(bad, regex=False) == re.escape(bad)
+    literal = search_pattern(bad, regex=False)  # the same text, taken literally
+    assert UserPattern(literal, is_regex=True).search(f"x {bad.upper()} y").group(0) == bad.upper()
+
+
+def test_a_catastrophic_regex_is_stopped_with_a_clear_error():
+    """(a|aa)+$ against a line of a's backtracks for hours in Python's `re`: a shared server must not hang on it."""
+    from loaders.patterns import PatternTimeout, UserPattern
+
+    pattern = UserPattern(r"(a|aa)+$", is_regex=True, budget_s=0.2)
+    with pytest.raises(PatternTimeout, match="simplify it"):
+        list(pattern.finditer("a" * 60 + "b"))
+    with pytest.raises(PatternTimeout):  # the budget is spent: the next call stops at once
+        pattern.search("aaa")
+
+
+def test_a_catastrophic_regex_in_a_run_search_stops_that_search_only(tmp_path):
+    import json
+
+    from loaders.patterns import PatternTimeout, UserPattern
+
+    log = tmp_path / "slow.jsonl"
+    lines = [{"spec": {"run_id": "SLOW1", "eval_name": "slow.dev.v0", "completion_fns": ["m"]}},
+             {"run_id": "SLOW1", "event_id": 0, "sample_id": "slow.dev.0", "type": "sampling",
+              "data": {"prompt": "hello", "sampled": ["a" * 60 + "b"]}},
+             {"run_id": "SLOW1", "event_id": 1, "sample_id": "slow.dev.0", "type": "match", "data": {"correct": True}}]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    loader = RecorderLoader(str(log))
+    with pytest.raises(PatternTimeout):
+        loader.search_transcripts("SLOW1", UserPattern(r"(a|aa)+$", is_regex=True, budget_s=0.2), limit=5)
+    assert loader.search_transcripts("SLOW1", UserPattern("hello", is_regex=False), limit=5)  # the next one works
 
 
 def test_transcript_and_search_do_not_rescan_the_file(monkeypatch):
