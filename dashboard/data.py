@@ -239,7 +239,7 @@ def seeds_of(e: Entry, grouped: bool) -> pd.DataFrame:
     return seed_frame(e.leaf, e.native_run_id, version(e.leaf), grouped)
 
 
-@st.cache_resource(show_spinner="Filtering…", max_entries=16)
+@st.cache_resource(show_spinner="Filtering…", max_entries=8)  # each a part of a seed table: few, for paging reuse
 def _filtered_seeds(leaf: str, native_run_id: str, version: str, grouped: bool, status: str, smin: float | None,
                     smax: float | None, search: str | None, regex: bool) -> pd.DataFrame | PatternError:
     """Shared, not copied: never mutate it. A failed pattern is kept as well, so a slow regex in a pasted link
