@@ -16,6 +16,7 @@ ATTEMPT = "attempt"
 SOURCE = "source"  # extra sources a link carries (repeatable)
 QUERY = "q"  # transcript search text
 REGEX = "regex"  # "1": the search text is a regular expression
+PART = "part"  # transcript: 1-based part of a long transcript (ITEMS_PER_PART items each)
 ALPHA = "alpha"  # compare: significance level, e.g. 0.05
 ID_MAP = "idmap"  # compare: how sample ids match across runs, "exact" or "numeric"
 FLIP = "flip"  # compare: flips table filter, "all", "changed", "improved", "regressed", "unchanged", "excluded"

@@ -32,6 +32,7 @@ from loaders.schema import (
 )
 
 PAGE = "views/transcript.py"
+ITEMS_PER_PART = 100  # items of a long transcript shown at once (a message is ~4 elements on the page)
 HEAD_LINES = 12  # a message longer than this (or HEAD_CHARS) shows its head and an expander for the rest
 HEAD_CHARS = 2000
 AVATARS = {
@@ -254,16 +255,44 @@ def _event(event: GenericEvent) -> None:
         _value(event.data)
 
 
+def part_bounds(n_items: int, part: int) -> tuple[int, int, int, int]:
+    """(part, first index, end index, number of parts) of a transcript shown ITEMS_PER_PART items at a time;
+    an out-of-range part (an old link to a shorter transcript) shows the nearest one."""
+    n_parts = max(1, -(-n_items // ITEMS_PER_PART))
+    part = min(max(part, 1), n_parts)
+    start = (part - 1) * ITEMS_PER_PART
+    return part, start, min(start + ITEMS_PER_PART, n_items), n_parts
+
+
+def parts_nav(run_id: str, row: SampleRow, keep: dict[str, str], n_items: int, part: int) -> None:
+    """Where this part sits in a long transcript, with links to the parts either side (deep links: `&part=N`)."""
+    part, start, end, n_parts = part_bounds(n_items, part)
+    if n_parts == 1:
+        return
+    cols = st.columns([1, 1, 4])
+    for col, (label, icon, target) in zip(cols, [("Earlier items", ":material/arrow_upward:", part - 1),
+                                                 ("Later items", ":material/arrow_downward:", part + 1)], strict=False):
+        with col:
+            params = {**link_params(run_id, row, keep), state.PART: str(min(max(target, 1), n_parts))}
+            st.page_link(PAGE, label=label, icon=icon, query_params=params, disabled=not 1 <= target <= n_parts)
+    cols[2].caption(f"Items {start + 1:,}–{end:,} of {n_items:,} · part {part} of {n_parts}")
+
+
 @st.fragment
-def replay(transcript: Transcript) -> None:
-    """Every item where it happened; a fragment, so a Markdown toggle reruns only this part."""
+def replay(transcript: Transcript, part: int = 1) -> None:
+    """The items of one part, each where it happened; a fragment, so a Markdown toggle reruns only this part.
+
+    Long agent transcripts are shown ITEMS_PER_PART items at a time: thousands of chat elements at once would
+    take seconds to send and draw. A tool result shows under its call, whichever part the result is in.
+    """
     key = "transcript." + hashlib.sha1(
         f"{transcript.run_id}\0{transcript.sample_id}\0{transcript.attempt}".encode()).hexdigest()[:10]
     results = tool_results(transcript.items)
     attached = {id(m) for group in results.values() for m in group}
     if not transcript.items:
         st.info("This transcript has no messages or events.")
-    for index, item in enumerate(transcript.items):
+    _part, start, end, _n = part_bounds(len(transcript.items), part)
+    for index, item in enumerate(transcript.items[start:end], start=start):
         if isinstance(item, Message):
             if id(item) not in attached:
                 _message(item, index, key, results)

@@ -1,7 +1,7 @@
 """Transcript: one sample's conversation replayed inert, prev/next/next-failure, and search across the run.
 
-Deep links: `/transcript?run=R&sample=S&attempt=A` opens a transcript, `/transcript?run=R&q=text`
-(`&regex=1`) searches every transcript of a run.
+Deep links: `/transcript?run=R&sample=S&attempt=A` opens a transcript (`&part=N`: the Nth hundred items of a
+long one), `/transcript?run=R&q=text` (`&regex=1`) searches every transcript of a run.
 """
 
 from __future__ import annotations
@@ -73,6 +73,8 @@ except SourceError as exc:
     st.error("This transcript could not be loaded.")
     st.code(exc.detail, language=None)
     st.stop()
-view.replay(transcript)
+part = state.int_param(state.PART, 1)
+view.parts_nav(entry.run_id, row, keep, len(transcript.items), part)
+view.replay(transcript, part)
 view.grade(transcript.grade)
 view.raw_and_download(transcript)

@@ -165,3 +165,48 @@ def test_neighbours_and_failure_rule():
     last = neighbours(rows, "d", 0)
     assert last.next is None and last.next_failure.sample_id == "a"
     assert neighbours(rows, "zz", 0).position == -1
+
+
+def _long_log(tmp_path, n_messages: int):
+    import json
+
+    log = tmp_path / "long.jsonl"
+    prompt = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"msg-{i:03d}"} for i in range(n_messages)]
+    lines = [{"spec": {"run_id": "261124000000LONGCONVO", "eval_name": "long.dev.v0", "completion_fns": ["m"]}},
+             {"run_id": "261124000000LONGCONVO", "event_id": 0, "sample_id": "long.dev.0", "type": "sampling",
+              "data": {"prompt": prompt, "sampled": ["the end"]}}]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return str(log)
+
+
+def _texts(at: AppTest) -> set[str]:
+    return {t.value for t in at.text}
+
+
+def test_a_long_transcript_is_shown_a_hundred_items_at_a_time(make_app, tmp_path):
+    log = _long_log(tmp_path, 250)
+    at = _open(make_app, log, run="261124000000LONGCONVO", sample="long.dev.0", attempt="0")
+    assert "msg-000" in _texts(at) and "msg-099" in _texts(at) and "msg-100" not in _texts(at)
+    caption = next(c.value for c in at.caption if " · part " in c.value)
+    assert caption.startswith("Items 1–100 of ") and caption.endswith("part 1 of 3")
+    links = {link.proto.label: link.proto for link in at.page_link}
+    assert links["Earlier items"].disabled and not links["Later items"].disabled
+    assert parse_qs(links["Later items"].query_string)["part"] == ["2"]
+    assert parse_qs(links["Later items"].query_string)["sample"] == ["long.dev.0"]  # a deep link to the same sample
+
+    at = _open(make_app, log, run="261124000000LONGCONVO", sample="long.dev.0", attempt="0", part="2")
+    assert "msg-100" in _texts(at) and "msg-199" in _texts(at)
+    assert not {"msg-000", "msg-200"} & _texts(at)
+
+
+def test_a_part_past_the_end_shows_the_last_part(make_app, tmp_path):
+    at = _open(make_app, _long_log(tmp_path, 250), run="261124000000LONGCONVO", sample="long.dev.0", attempt="0",
+               part="99")
+    assert next(c.value for c in at.caption if " · part " in c.value).endswith("part 3 of 3")
+    assert "the end" in _texts(at) and "msg-249" in _texts(at)
+
+
+def test_a_short_transcript_has_no_parts(make_app):
+    at = _open(make_app, str(HOSTILE), run=HOSTILE_RUN, sample="hostile.0", attempt="0")
+    assert not [c for c in at.caption if " · part " in c.value]
+    assert "Later items" not in {link.proto.label for link in at.page_link}
