@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,3 +26,19 @@ def fixtures() -> Path:
 @pytest.fixture
 def examples() -> Path:
     return EXAMPLES
+
+
+def one_sample_log(path: Path, run_id: str, sample_id: str, events: list[tuple[str, Any]]) -> str:
+    """A minimal openai-evals log: a spec line, then one sample's (type, data) events, numbered in order."""
+    eval_name = sample_id.rsplit(".", 1)[0] + ".v0"
+    lines = [{"spec": {"run_id": run_id, "eval_name": eval_name, "completion_fns": ["m"]}}]
+    lines += [{"run_id": run_id, "event_id": i, "sample_id": sample_id, "type": kind, "data": data}
+              for i, (kind, data) in enumerate(events)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return str(path)
+
+
+def long_conversation(n_messages: int) -> list[tuple[str, Any]]:
+    """One sampling event whose prompt is `msg-000`, `msg-001`, ... in alternating roles, answered "the end"."""
+    prompt = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"msg-{i:03d}"} for i in range(n_messages)]
+    return [("sampling", {"prompt": prompt, "sampled": ["the end"]})]

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from loaders.catalog import build_catalog
 from loaders.registry import resolve
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, one_sample_log
 
 CATALOG = build_catalog([str(EXAMPLES)])
 ALL_RUNS = sorted(CATALOG.entries)
@@ -124,15 +124,10 @@ def test_bad_regex_is_a_clear_message(make_app):
 
 def test_a_catastrophic_regex_is_stopped_with_a_message(make_app, monkeypatch, tmp_path):
     """(a|aa)+$ would hold a server thread for hours in Python's `re`; the page stops it and says why."""
-    import json
-
-    log = tmp_path / "slow.jsonl"
-    lines = [{"spec": {"run_id": "261124000000SLOWREGEX", "eval_name": "slow.dev.v0", "completion_fns": ["m"]}},
-             {"run_id": "261124000000SLOWREGEX", "event_id": 0, "sample_id": "slow.dev.0", "type": "error",
-              "data": {"type": "Boom", "message": "a" * 60 + "b"}}]
-    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    log = one_sample_log(tmp_path / "slow.jsonl", "261124000000SLOWREGEX", "slow.dev.0",
+                         [("error", {"type": "Boom", "message": "a" * 60 + "b"})])
     monkeypatch.setenv("EVALDASH_REGEX_SECONDS", "0.2")
-    at = make_app(str(log))
+    at = make_app(log)
     at.run()
     at.query_params.update({"run": "261124000000SLOWREGEX", "q": "(a|aa)+$", "regex": "1"})
     at.switch_page("views/seeds.py").run()

@@ -11,7 +11,7 @@ from dashboard.components.transcript import is_failure, neighbours
 from loaders.catalog import build_catalog, loader_for
 from loaders.errors import SourceError
 from loaders.schema import SampleRow
-from tests.conftest import EXAMPLES, FIXTURES
+from tests.conftest import EXAMPLES, FIXTURES, long_conversation, one_sample_log
 
 HOSTILE = FIXTURES / "hostile" / "hostile.jsonl"
 HOSTILE_RUN = "261123090000HOSTILE1"
@@ -128,15 +128,10 @@ def test_bad_regex_is_a_message_not_a_crash(make_app):
 
 
 def test_a_catastrophic_regex_search_is_stopped_with_a_message(make_app, monkeypatch, tmp_path):
-    import json
-
-    log = tmp_path / "slow.jsonl"
-    lines = [{"spec": {"run_id": "261124000000SLOWREGEX", "eval_name": "slow.dev.v0", "completion_fns": ["m"]}},
-             {"run_id": "261124000000SLOWREGEX", "event_id": 0, "sample_id": "slow.dev.0", "type": "sampling",
-              "data": {"prompt": "hello", "sampled": ["a" * 60 + "b"]}}]
-    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    log = one_sample_log(tmp_path / "slow.jsonl", "261124000000SLOWREGEX", "slow.dev.0",
+                         [("sampling", {"prompt": "hello", "sampled": ["a" * 60 + "b"]})])
     monkeypatch.setenv("EVALDASH_REGEX_SECONDS", "0.2")
-    at = _open(make_app, str(log), run="261124000000SLOWREGEX", q="(a|aa)+$", regex="1")
+    at = _open(make_app, log, run="261124000000SLOWREGEX", q="(a|aa)+$", regex="1")
     assert at.error[0].value == "The search took too long and was stopped."
     assert any("simplify it" in c.value for c in at.code)
 
@@ -167,16 +162,8 @@ def test_neighbours_and_failure_rule():
     assert neighbours(rows, "zz", 0).position == -1
 
 
-def _long_log(tmp_path, n_messages: int):
-    import json
-
-    log = tmp_path / "long.jsonl"
-    prompt = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"msg-{i:03d}"} for i in range(n_messages)]
-    lines = [{"spec": {"run_id": "261124000000LONGCONVO", "eval_name": "long.dev.v0", "completion_fns": ["m"]}},
-             {"run_id": "261124000000LONGCONVO", "event_id": 0, "sample_id": "long.dev.0", "type": "sampling",
-              "data": {"prompt": prompt, "sampled": ["the end"]}}]
-    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return str(log)
+def _long_log(tmp_path, n_messages: int) -> str:
+    return one_sample_log(tmp_path / "long.jsonl", "261124000000LONGCONVO", "long.dev.0", long_conversation(n_messages))
 
 
 def _texts(at: AppTest) -> set[str]:

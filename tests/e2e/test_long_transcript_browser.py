@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 from playwright.sync_api import Page, expect
 
+from tests.conftest import long_conversation, one_sample_log
 from tests.e2e.conftest import start_server, stop_server, wait_for_app_run
 
 RUN = "261124000000LONGCONVO"
 
 
 def test_later_items_shows_the_next_hundred_and_the_url_says_so(page: Page, tmp_path):
-    log = tmp_path / "long.jsonl"
-    prompt = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"msg-{i:03d}"} for i in range(250)]
-    lines = [{"spec": {"run_id": RUN, "eval_name": "long.dev.v0", "completion_fns": ["m"]}},
-             {"run_id": RUN, "event_id": 0, "sample_id": "long.dev.0", "type": "sampling",
-              "data": {"prompt": prompt, "sampled": ["the end"]}}]
-    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    server = start_server(tmp_path, [str(log)])
+    log = one_sample_log(tmp_path / "long.jsonl", RUN, "long.dev.0", long_conversation(250))
+    server = start_server(tmp_path, [log])
     try:
         page.goto(f"{server.url}/transcript?run={RUN}&sample=long.dev.0&attempt=0")
         wait_for_app_run(page)

@@ -12,7 +12,7 @@ from loaders.base import Loader, make_snippet, search_records
 from loaders.catalog import build_catalog, loader_for
 from loaders.schema import SampleRow
 from loaders.sources.recorder import RecorderLoader
-from tests.conftest import EXAMPLES, FIXTURES
+from tests.conftest import EXAMPLES, FIXTURES, one_sample_log
 
 HOSTILE = FIXTURES / "hostile" / "hostile.jsonl"
 RUN = "261123090000HOSTILE1"
@@ -135,17 +135,11 @@ def test_a_catastrophic_regex_is_stopped_with_a_clear_error():
 
 
 def test_a_catastrophic_regex_in_a_run_search_stops_that_search_only(tmp_path):
-    import json
-
     from loaders.patterns import PatternTimeout, UserPattern
 
-    log = tmp_path / "slow.jsonl"
-    lines = [{"spec": {"run_id": "SLOW1", "eval_name": "slow.dev.v0", "completion_fns": ["m"]}},
-             {"run_id": "SLOW1", "event_id": 0, "sample_id": "slow.dev.0", "type": "sampling",
-              "data": {"prompt": "hello", "sampled": ["a" * 60 + "b"]}},
-             {"run_id": "SLOW1", "event_id": 1, "sample_id": "slow.dev.0", "type": "match", "data": {"correct": True}}]
-    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    loader = RecorderLoader(str(log))
+    log = one_sample_log(tmp_path / "slow.jsonl", "SLOW1", "slow.dev.0",
+                         [("sampling", {"prompt": "hello", "sampled": ["a" * 60 + "b"]}), ("match", {"correct": True})])
+    loader = RecorderLoader(log)
     with pytest.raises(PatternTimeout):
         loader.search_transcripts("SLOW1", UserPattern(r"(a|aa)+$", is_regex=True, budget_s=0.2), limit=5)
     assert loader.search_transcripts("SLOW1", UserPattern("hello", is_regex=False), limit=5)  # the next one works
