@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -22,7 +23,7 @@ import msgspec
 
 from loaders.content import to_message
 from loaders.formats.index import RunIndex, ScanContext, Span, TranscriptKey, fields_set, make_row, new_row, numeric_sort_key, row_values
-from loaders.jsonl import gc_paused, scan_lines
+from loaders.jsonl import decode_line, gc_paused, scan_lines
 from loaders.schema import (
     Attribution,
     FinishReason,
@@ -153,6 +154,7 @@ def error_text(rec: dict[str, Any]) -> str:
 
 
 _SMALL_INTS = {str(i): i for i in range(64)}  # the usual group ids, "0", "1", ...: a lookup instead of int()
+_SMALL_INT_NAMES = tuple(_SMALL_INTS)
 
 
 def _attempt_int(group_id: Any) -> int | None:
@@ -204,7 +206,6 @@ class _FinalInfo(msgspec.Struct, gc=False):
     n_messages: int | None
     flags: tuple[Any, Any, Any]  # max_steps_reached, max_time_reached, max_tokens_reached (None when absent)
     cls: str = "final"
-    timestamp: Any = None  # only on a run's first record, when the run has no run_started
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
@@ -226,6 +227,9 @@ def _final_rule(rule: str) -> str:
     return label
 
 
+_GRADE_RULE = _final_rule("grade.score == 1")
+
+
 def _flag_metrics(info: _FinalInfo) -> dict[str, Any]:
     """The FinalResult's limit flags that were written, as row metrics."""
     metrics: dict[str, Any] = {}
@@ -235,42 +239,80 @@ def _flag_metrics(info: _FinalInfo) -> dict[str, Any]:
     return metrics
 
 
-def _with_timestamp(info: dict[str, Any] | _FinalInfo, timestamp: Any) -> dict[str, Any] | _FinalInfo:
-    """A copy of `info` that also carries the timestamp (a run's first record): never written into a shared dict."""
-    if isinstance(info, _FinalInfo):
-        return msgspec.structs.replace(info, timestamp=timestamp)
-    return {**info, "timestamp": info.get("timestamp", timestamp)}
+class _Group(msgspec.Struct, gc=False):
+    """One attempt's records (C.2.2.1: every record carries both ids), in the order the scan meets them.
+
+    `items` holds the careful path's `_Rec` of a record or, for a line the typed decoder read, only the index of
+    its span in the file's `_LineSpans`: the typed path keeps no object per line. A group of the usual records
+    (Steps, one FinalResult with a grade, at most one match, sample_completed) stays `plain` and gets its row from
+    `final` and `match` alone; any other group is rebuilt from its lines, re-read the careful way (`_materialize`).
+    """
+
+    first_line: int
+    items: list[Any]
+    final: dict[str, Any] | None = None  # the row values its FinalResult gives (_final_values)
+    match: Any = msgspec.UNSET  # its match's `correct` (bool or None)
+    plain: bool = True
+    # The row built when its sample_completed arrived (while its facts were in the CPU's cache), and how many
+    # records the group had then: kept if none followed, else the row is built again.
+    row: SampleRow | None = None
+    row_items: int = 0
+
+
+class _LineSpans:
+    """Where each line the typed decoder read sits: offset, length and line number in three arrays, 24 bytes a line."""
+
+    def __init__(self) -> None:
+        self.offsets = array("q")
+        self.lengths = array("q")
+        self.numbers = array("q")
+
+    def span(self, item: int | _Rec) -> Span:
+        return item.span if type(item) is _Rec else (self.offsets[item], self.lengths[item])  # type: ignore[union-attr, index]
 
 
 @dataclass
 class _RunAcc:
     started: _Rec | None
     first_line: int
+    first_timestamp: Any = None  # of the run's first record: the run's time when it has no run_started
+    # The careful path's records (run_started, reports, samplings, errors, anything unusual), in order; with the
+    # typed path off, every record. Run totals need nothing else, but a count of the typed sample_completed.
     recs: list[_Rec] = field(default_factory=list)
     warnings: list[LoadWarning] = field(default_factory=list)
     # Body records (all but final_report) grouped by (sample_id, group_id) as they arrive, so a log whose records
-    # all carry both ids (C.2.2.1, the usual case) is attributed without a second pass over its lines.
-    by_ids: dict[tuple[str, str], list[_Rec]] = field(default_factory=dict)
-    without_ids: int = 0  # body records lacking an id: when > 0, by_ids is not used
-    # Records of the careful path (run_started, reports, samplings, errors, anything unusual) and a count of the
-    # typed path's sample_completed: with ids everywhere, run totals need nothing else, so no pass over every record.
-    careful: list[_Rec] = field(default_factory=list)
+    # all carry both ids (the usual case) is attributed without a second pass over its lines.
+    groups: dict[tuple[str, str], _Group] = field(default_factory=dict)
+    without_ids: int = 0  # body records lacking an id: when > 0, groups are not used
+    odd_group_ids: int = 0  # groups whose group_id is not one of "0".."63": attempts may need renumbering
+    run_id_guess: str | None = None  # the run_started's run_id, that rows built during the scan carry
+    typed_first: int = -1  # the run's typed lines are _LineSpans indexes typed_first..typed_end-1
+    typed_end: int = -1
     fast_completed: int = 0
 
     def add(self, rec: _Rec) -> None:
         self.recs.append(rec)
-        self.careful.append(rec)
         if rec.kind == "final_report":
             return
         if rec.sample_id is None or rec.group_id is None:
             self.without_ids += 1
             return
         key = (rec.sample_id, rec.group_id)
-        group = self.by_ids.get(key)
+        group = self.groups.get(key)
         if group is None:
-            self.by_ids[key] = [rec]
+            self.groups[key] = _Group(rec.line, [rec], plain=False)
+            self.odd_group_ids += rec.group_id not in _SMALL_INTS
         else:
-            group.append(rec)
+            group.items.append(rec)
+            group.plain = False
+
+    def record_lines(self, spans: _LineSpans | None) -> tuple[int, int | None, int | None]:
+        """(count, first line, last line) of the run's records, typed or careful."""
+        lines = [r.line for r in self.recs]
+        typed = self.typed_end - self.typed_first
+        if spans is not None and typed > 0:
+            lines += [spans.numbers[self.typed_first], spans.numbers[self.typed_end - 1]]
+        return len(self.recs) + max(typed, 0), min(lines, default=None), max(lines, default=None)
 
 
 def _extra_info(data: dict[str, Any], n_messages: int | None) -> dict[str, Any] | _FinalInfo:
@@ -325,42 +367,20 @@ class _Convo(msgspec.Struct):
     messages: list[msgspec.Raw] | msgspec.UnsetType = msgspec.UNSET
 
 
-class _PayloadFields(msgspec.Struct):
-    """Every key of a Step/FinalResult payload a row reads, but its type; the convo is only counted, never materialised."""
+class _FinalPayload(msgspec.Struct, tag_field="type"):
+    """A schema-1 FinalResult: the keys its row reads, whatever their type; the convo is only counted."""
 
     grade: Any = msgspec.UNSET
-    correct: Any = msgspec.UNSET
-    finish_status: Any = msgspec.UNSET
-    elapsed: Any = msgspec.UNSET
-    autograder_result: Any = msgspec.UNSET
-    grader_log: Any = msgspec.UNSET
     exception: Any = msgspec.UNSET
+    finish_status: Any = msgspec.UNSET
     max_steps_reached: Any = msgspec.UNSET
     max_time_reached: Any = msgspec.UNSET
     max_tokens_reached: Any = msgspec.UNSET
     convo: _Convo | list[msgspec.Raw] | msgspec.UnsetType | None = msgspec.UNSET
 
 
-class _ExtraData(_PayloadFields):
-    """Any extra payload that is an object: its type, if any, is an ordinary field."""
-
-    type: Any = msgspec.UNSET
-
-
-_EXTRA_KEYS = tuple(name for name in _ExtraData.__struct_fields__ if name != "convo")
-_UNSET = msgspec.UNSET
-
-
 class _StepPayload(msgspec.Struct, tag_field="type", tag="step"):
     """A schema-1 Step: rows take grades from the FinalResult, so none of its (large) payload is decoded."""
-
-
-class _FinalPayload(_PayloadFields, tag_field="type"):
-    """A schema-1 FinalResult: its `type` is the tag."""
-
-    @property
-    def type(self) -> str:
-        return self.__struct_config__.tag  # type: ignore[return-value]
 
 
 class _FinalSuccessful(_FinalPayload, tag="final_result_successful"):
@@ -372,18 +392,9 @@ class _FinalWithException(_FinalPayload, tag="final_result_exception"):
 
 
 class _FastExtra(msgspec.Struct, tag_field="record_type", tag="extra"):
-    """A schema-1 Step or FinalResult extra; any other payload fails here and is decoded as an _AnyExtra."""
+    """A schema-1 Step or FinalResult extra; any other payload fails here and takes the careful path."""
 
     data: _StepPayload | _FinalSuccessful | _FinalWithException
-    sample_id: str | int | None = None
-    group_id: str | int | None = None
-    timestamp: Any = None
-
-
-class _AnyExtra(msgspec.Struct, tag_field="record_type", tag="extra"):
-    """Any other extra (schema 0, other payload types) whose payload is an object."""
-
-    data: _ExtraData  # required, and an object: anything else fails to decode and takes the careful path
     sample_id: str | int | None = None
     group_id: str | int | None = None
     timestamp: Any = None
@@ -403,34 +414,26 @@ class _FastCompleted(msgspec.Struct, tag_field="record_type", tag="sample_comple
 
 
 # The three record types of almost every line of a schema-1 log. Any other record_type (a tag this union lacks), or a
-# line the types do not fit, raises a DecodeError in C: scan_lines then tries the second decoder (other extras), then
-# the careful path. No Python runs per line to decode.
+# line the types do not fit, raises a DecodeError in C and takes the careful path. No Python runs per line to decode.
 _FAST_DECODER = msgspec.json.Decoder(_FastExtra | _FastMatch | _FastCompleted)
-_ANY_EXTRA_DECODER = msgspec.json.Decoder(_AnyExtra)  # tried second, before the careful path
-_STEP_INFO: dict[str, Any] = {"cls": "step"}  # shared read-only: a Step keeps nothing else
-_COMPLETED_INFO: dict[str, Any] = {}
-_MATCH_INFO = {True: {"correct": True}, False: {"correct": False}}
-_MATCH_UNKNOWN: dict[str, Any] = {"correct": None}
+_UNSET = msgspec.UNSET
+_FINAL_ROW_NAMES = ("score", "correct", "correct_rule", "finish_reason", "n_messages", "grader_log", "metrics")
 
 
-def _final_info(data: _ExtraData | _FinalPayload) -> dict[str, Any] | _FinalInfo:
-    """A non-Step extra's info from its typed payload: what _extra_info gives for the same payload as a dict.
-
-    The usual FinalResult (final_result_successful, a grade object, no exception) is read straight off the struct,
-    applying grade_of / finish_reason_of in that case; anything else goes through them as a dict. Runs per attempt.
-    """
-    convo = data.convo
-    msgs = convo.messages if type(convo) is _Convo else convo
-    n_messages = len(msgs) if type(msgs) is list else None
+def _final_values(data: _FinalPayload) -> dict[str, Any] | None:
+    """The row values a FinalResult gives its attempt (what _plain_attempt_row takes from its _FinalInfo), built
+    while the line is at hand; None for any FinalResult but the usual one (successful, a grade object, no
+    exception), whose attempt is then rebuilt the careful way. Runs once per attempt."""
     grade, exc = data.grade, data.exception
     if not (type(data) is _FinalSuccessful and type(grade) is dict and (exc is _UNSET or not exc)):
-        present = {k: v for k in _EXTRA_KEYS if (v := getattr(data, k)) is not _UNSET}
-        return _extra_info(present, n_messages)
+        return None
+    convo = data.convo
+    msgs = convo.messages if type(convo) is _Convo else convo
     score = _num(grade.get("score"))
     log = grade.get("grader_log")
     steps, time_, tokens, status = data.max_steps_reached, data.max_time_reached, data.max_tokens_reached, data.finish_status
     finish: FinishReason
-    if steps is True:
+    if steps is True:  # finish_reason_of, for a successful FinalResult
         finish = "max_steps"
     elif time_ is True:
         finish = "max_time"
@@ -438,88 +441,123 @@ def _final_info(data: _ExtraData | _FinalPayload) -> dict[str, Any] | _FinalInfo
         finish = "max_tokens"
     elif type(status) is str and status.startswith("error"):
         finish = "error"
-    else:  # a successful FinalResult: finish_reason_of's last rule
+    else:
         finish = "model_ended"
-    return _FinalInfo(score, (score == 1) if score is not None else None, log if type(log) is str else None,
-                      "grade.score == 1", finish, None, n_messages,
-                      (None if steps is _UNSET else steps, None if time_ is _UNSET else time_,
-                       None if tokens is _UNSET else tokens))
+    values = row_values()
+    values["score"], values["correct"], values["correct_rule"] = score, (score == 1) if score is not None else None, _GRADE_RULE
+    values["finish_reason"], values["n_messages"] = finish, len(msgs) if type(msgs) is list else None
+    values["grader_log"] = log if type(log) is str else None
+    metrics = values["metrics"]  # _flag_metrics: the limit flags that were written
+    if steps is not _UNSET and steps is not None:
+        metrics["max_steps_reached"] = steps
+    if time_ is not _UNSET and time_ is not None:
+        metrics["max_time_reached"] = time_
+    if tokens is not _UNSET and tokens is not None:
+        metrics["max_tokens_reached"] = tokens
+    return values
 
 
 def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
     """Scan `jsonl.Line`s (whole records): the careful path."""
-    return _scan_items(((line.number, line.offset, line.length, line.record) for line in lines), ctx)
+    accs, last_line = _collect(((line.number, line.offset, line.length, line.record) for line in lines), ctx, None)
+    return _build_runs(accs, last_line, ctx, None)
 
 
 def scan_file(path: Path, ctx: ScanContext) -> list[RunIndex]:
-    """Scan a file with the typed fast decoder; lines it declines take the careful path, so the result is the same."""
+    """Scan a file with the typed fast decoder; lines it declines take the careful path, so the result is the same.
+
+    A run with a record that lacks an id is attributed from all its records in order (C.2.2.2-4), which the typed
+    path does not keep: such a file, rare and old-style, is scanned again the careful way.
+    """
+    spans = _LineSpans()
+    warned = len(ctx.warnings)
     with gc_paused():
-        return _scan_items(scan_lines(path, ctx.warnings, _FAST_DECODER.decode, fallback=_ANY_EXTRA_DECODER.decode), ctx)
+        accs, last_line = _collect(scan_lines(path, ctx.warnings, _FAST_DECODER.decode), ctx, spans)
+        if any(acc.without_ids for acc in accs):
+            del ctx.warnings[warned:], accs
+            accs, last_line = _collect(scan_lines(path, ctx.warnings, None), ctx, None)
+            spans = None
+        return _build_runs(accs, last_line, ctx, spans)
 
 
-def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) -> list[RunIndex]:
-    """Split at each `run_started`, keep light per-line facts, then attribute each run on its own."""
+def _collect(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext, spans: _LineSpans | None) -> tuple[list[_RunAcc], int]:
+    """Split at each `run_started` and keep light per-line facts; typed items (only with `spans`) keep no object."""
     accs: list[_RunAcc] = []
     cur: _RunAcc | None = None
     last_line = 0
-    by_ids: dict[tuple[str, str], list[_Rec]] = {}
-    append_rec: Any = None  # cur.recs.append
+    groups: dict[tuple[str, str], _Group] = {}  # cur.groups
+    n_typed = 0
+    run_id_guess: str | None = None  # cur.run_id_guess
+    sort_keys: dict[str, tuple[int, str]] = {}  # one per task, shared by its attempts' rows
+    if spans is not None:
+        offsets_append, lengths_append, numbers_append = spans.offsets.append, spans.lengths.append, spans.numbers.append
     for number, offset, length, rec in items:
         last_line = number
         fast_type = type(rec)
-        if fast_type is _FastExtra:  # the typed kinds first: the hot path, ~all lines of a large log
-            data = rec.data
-            kind, info = "extra", _STEP_INFO if type(data) is _StepPayload else _final_info(data)
-        elif fast_type is _FastMatch:
-            correct = rec.correct
-            kind, info = "match", _MATCH_INFO[correct] if type(correct) is bool else _MATCH_UNKNOWN
-        elif fast_type is _FastCompleted:
-            kind, info = "sample_completed", _COMPLETED_INFO
-        elif fast_type is _AnyExtra:
-            data = rec.data
-            kind, info = "extra", _STEP_INFO if data.type == "step" else _final_info(data)
-        else:
-            kind = ""
-        if kind:
+        if fast_type is not dict:  # a typed record: the hot path, ~all lines of a large log
             sample_id, group_id = rec.sample_id, rec.group_id
             if type(sample_id) is not str and sample_id is not None:
                 sample_id = str(sample_id)
             if type(group_id) is not str and group_id is not None:
                 group_id = str(group_id)
-            if append_rec is None or (cur.started is None and not cur.recs):  # type: ignore[union-attr]
-                if cur is None:
-                    cur = _RunAcc(started=None, first_line=number)
-                    accs.append(cur)
-                    by_ids, append_rec = cur.by_ids, cur.recs.append
-                info = _with_timestamp(info, rec.timestamp)  # the run's first record also carries its timestamp
-            light = _Rec(number, offset, length, kind, sample_id, group_id, info)
-            append_rec(light)
-            if fast_type is _FastCompleted:
-                cur.fast_completed += 1  # type: ignore[union-attr]
+            if cur is None:
+                cur = _RunAcc(started=None, first_line=number, first_timestamp=rec.timestamp, typed_first=n_typed)
+                accs.append(cur)
+                groups = cur.groups
             if sample_id is None or group_id is None:
-                cur.without_ids += 1  # type: ignore[union-attr]
+                cur.without_ids += 1  # the file is scanned again the careful way
                 continue
+            offsets_append(offset)
+            lengths_append(length)
+            numbers_append(number)
             key = (sample_id, group_id)
-            group = by_ids.get(key)  # _RunAcc.add, inlined: this runs for every line
+            group = groups.get(key)
             if group is None:
-                by_ids[key] = [light]
+                groups[key] = group = _Group(number, [n_typed])
+                if group_id not in _SMALL_INTS:
+                    cur.odd_group_ids += 1
             else:
-                group.append(light)
+                group.items.append(n_typed)
+            n_typed += 1
+            if fast_type is _FastExtra:
+                data = rec.data
+                if type(data) is not _StepPayload:
+                    values = _final_values(data)
+                    if values is None or group.final is not None:
+                        group.plain = False
+                    else:
+                        group.final = values
+            elif fast_type is _FastMatch:
+                if group.match is not _UNSET:
+                    group.plain = False
+                correct = rec.correct
+                group.match = correct if type(correct) is bool else None
+            else:
+                cur.fast_completed += 1
+                if group.plain and cur.odd_group_ids == 0:  # the attempt is likely over: its row, while all is at hand
+                    sort_key = sort_keys.get(sample_id)
+                    if sort_key is None:
+                        sort_key = sort_keys[sample_id] = numeric_sort_key(sample_id)
+                    group.row = _plain_group_row(run_id_guess, sample_id, _SMALL_INTS[group_id], group, (), sort_key)
+                    group.row_items = len(group.items)
             continue
+        if cur is not None:
+            cur.typed_end = n_typed
         kind = rec.get("record_type")
         kind = kind if isinstance(kind, str) else "(none)"
         light = _Rec(number, offset, length, kind, _id(rec.get("sample_id")), _id(rec.get("group_id")))
         if kind == "run_started":
             spec = rec.get("run_spec") if isinstance(rec.get("run_spec"), dict) else {}
             light.info = {"run_spec": spec, "timestamp": rec.get("timestamp")}
-            cur = _RunAcc(started=light, first_line=number)
+            run_id_guess = str(spec["run_id"]) if spec.get("run_id") else None
+            cur = _RunAcc(started=light, first_line=number, typed_first=n_typed, run_id_guess=run_id_guess)
             accs.append(cur)
-            by_ids, append_rec = cur.by_ids, cur.recs.append
+            groups = cur.groups
             continue
         if cur is None:
-            cur = _RunAcc(started=None, first_line=number)
+            cur = _RunAcc(started=None, first_line=number, first_timestamp=rec.get("timestamp"), typed_first=n_typed)
             accs.append(cur)
-            by_ids, append_rec = cur.by_ids, cur.recs.append
+            groups = cur.groups
         if kind == "final_report":
             report = rec.get("final_report")
             report = report if isinstance(report, dict) else ({} if report is None else {"value": report})
@@ -530,10 +568,14 @@ def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) ->
             light.info = {"timestamp": rec.get("timestamp")}
             cur.warnings.append(LoadWarning(code="unknown_record_type", file=ctx.path, line=number,
                                             message=f"line {number}: unknown record_type {kind!r}, kept as a generic event"))
-        if not cur.recs and cur.started is None:
-            light.info = _with_timestamp(light.info, rec.get("timestamp"))
         cur.add(light)
-    # Line-level problems (skipped/truncated lines) belong to the run whose lines they sit among.
+    if cur is not None:
+        cur.typed_end = n_typed
+    return accs, last_line
+
+
+def _build_runs(accs: list[_RunAcc], last_line: int, ctx: ScanContext, spans: _LineSpans | None) -> list[RunIndex]:
+    """Attribute each run on its own; line-level problems (skipped lines) belong to the run whose lines they sit among."""
     file_warnings = list(ctx.warnings)
     stem = Path(ctx.path).stem
     out: list[RunIndex] = []
@@ -542,14 +584,14 @@ def _scan_items(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext) ->
         end = accs[i + 1].first_line - 1 if i + 1 < len(accs) else max(last_line, 1 << 60)
         mine = [w for w in file_warnings if w.line is None or acc.first_line <= w.line <= end
                 or (i == 0 and w.line < acc.first_line)]
-        index = _build_run(acc, ctx, stem, len(accs), mine, seen)
+        index = _build_run(acc, ctx, stem, len(accs), mine, seen, spans)
         ctx.warnings.extend(w for w in index.run.warnings if w not in file_warnings)
         out.append(index)
     return out
 
 
 def _build_run(acc: _RunAcc, ctx: ScanContext, stem: str, n_runs: int, file_warnings: list[LoadWarning],
-               seen: dict[str, int]) -> RunIndex:
+               seen: dict[str, int], spans: _LineSpans | None) -> RunIndex:
     warnings: list[LoadWarning] = list(file_warnings) + acc.warnings
 
     def warn(code: str, message: str, line: int | None = None) -> None:
@@ -566,10 +608,10 @@ def _build_run(acc: _RunAcc, ctx: ScanContext, stem: str, n_runs: int, file_warn
     else:
         spec = {}
         run_id = stem if n_runs == 1 else f"{stem}:before-run_started"
-        first_ts = acc.recs[0].info.get("timestamp") if acc.recs else None
-        created_at = parse_timestamp(first_ts)
-        where = f"lines {acc.recs[0].line}-{acc.recs[-1].line}" if acc.recs else "no lines"
-        warn("no_run_started", f"{len(acc.recs)} record(s) before any run_started ({where}): kept as a separate run "
+        created_at = parse_timestamp(acc.first_timestamp)
+        n_records, first, last = acc.record_lines(spans)
+        where = f"lines {first}-{last}" if n_records else "no lines"
+        warn("no_run_started", f"{n_records} record(s) before any run_started ({where}): kept as a separate run "
              f"{run_id!r} without run id", acc.first_line)
     if run_id in seen:
         seen[run_id] += 1
@@ -580,7 +622,7 @@ def _build_run(acc: _RunAcc, ctx: ScanContext, stem: str, n_runs: int, file_warn
         seen[run_id] = 1
 
     # Report: the last non-partial, else the last partial (flagged). Reports only come through the careful path.
-    reports = [r for r in acc.careful if r.kind == "final_report"]
+    reports = [r for r in acc.recs if r.kind == "final_report"]
     finals = [r for r in reports if not r.info["partial"]]
     report: dict[str, Any] | None = None
     label: str | None = None
@@ -597,26 +639,25 @@ def _build_run(acc: _RunAcc, ctx: ScanContext, stem: str, n_runs: int, file_warn
         warn("no_final_report", "no final report (run incomplete?)")
 
     with_ids = acc.without_ids == 0
-    # With ids on every record, the typed path's records (extras, matches with a group id, sample_completed)
-    # change no run total but the count of sample_completed: totals come from the careful records alone.
-    body = [r for r in (acc.careful if with_ids else acc.recs) if r.kind != "final_report"]
+    # The typed path's records (Steps, FinalResults, matches and sample_completed, all with ids) change no run
+    # total but the count of sample_completed: totals come from the careful records alone.
+    body = [r for r in acc.recs if r.kind != "final_report"]
     aggregates = _aggregates(body)
-    if with_ids:
-        aggregates["n_sample_completed"] += acc.fast_completed
+    aggregates["n_sample_completed"] += acc.fast_completed
     models = sorted({r.info["model"] for r in body if r.kind == "sampling" and r.info.get("model")})
 
     rows: list[SampleRow]
-    spans: Mapping[TranscriptKey, list[Span]]
     attribution: Attribution
-    if not acc.by_ids and acc.without_ids == 0:
-        rows, spans, attribution, has_ids = [], {}, "ids", True
+    transcripts: Mapping[TranscriptKey, list[Span]]
+    if not acc.groups and acc.without_ids == 0:
+        rows, transcripts, attribution, has_ids = [], {}, "ids", True
         warn("no_records", "this run holds no sample records")
     elif with_ids:  # every body record carries both ids: grouped already, during the scan
-        rows, spans = _by_ids(run_id, acc.by_ids, warn)
+        rows, transcripts = _by_ids(run_id, acc, spans, ctx.path, warn)
         attribution, has_ids = "ids", True
     else:
         has_ids = False
-        rows, spans, attribution = _attribute_without_ids(run_id, body, report, warn)
+        rows, transcripts, attribution = _attribute_without_ids(run_id, body, report, warn)
 
     if attribution == "aggregate_only":
         warn("no_sample_ids", NO_IDS_MESSAGE)
@@ -632,7 +673,7 @@ def _build_run(acc: _RunAcc, ctx: ScanContext, stem: str, n_runs: int, file_warn
         reported_metrics=report or {}, report_label=label, attribution=attribution, has_sample_ids=has_ids,
         aggregates=aggregates, warnings=tuple(warnings),
     )
-    return RunIndex(run=run, rows=rows, spans=spans)
+    return RunIndex(run=run, rows=rows, spans=transcripts)
 
 
 def _aggregates(body: list[_Rec]) -> dict[str, Any]:
@@ -654,50 +695,142 @@ def _aggregates(body: list[_Rec]) -> dict[str, Any]:
 # --- attribution ---------------------------------------------------------------------------------------------------
 
 
-class _RecordSpans(Mapping[TranscriptKey, list[Span]]):
-    """Each attempt's line spans, listed from its records when a transcript is opened: ingest builds no span lists."""
+class _GroupSpans(Mapping[TranscriptKey, list[Span]]):
+    """Each attempt's line spans, listed from its group when a transcript is opened: ingest builds no span lists.
 
-    def __init__(self, records: dict[TranscriptKey, list[_Rec]]) -> None:
-        self._records = records
+    Groups come keyed by (sample_id, attempt), or by (sample_id, group_id) when every group_id is "0".."63" (the
+    attempt is then that number): no second dict of 100k keys is built.
+    """
+
+    def __init__(self, groups: dict[Any, _Group], spans: _LineSpans | None, *, keyed_by_attempt: bool = False) -> None:
+        self._groups = groups
+        self._spans = spans
+        self._by_attempt = keyed_by_attempt
+
+    def _group(self, key: object) -> _Group | None:
+        if self._by_attempt:
+            return self._groups.get(key)
+        if not (isinstance(key, tuple) and len(key) == 2 and type(key[1]) is int and 0 <= key[1] < len(_SMALL_INT_NAMES)):
+            return None
+        return self._groups.get((key[0], _SMALL_INT_NAMES[key[1]]))
 
     def __getitem__(self, key: TranscriptKey) -> list[Span]:
-        return [r.span for r in self._records[key]]
+        group = self._group(key)
+        if group is None:
+            raise KeyError(key)
+        if self._spans is None:
+            return [r.span for r in group.items]
+        return [self._spans.span(item) for item in group.items]
 
     def __iter__(self) -> Iterator[TranscriptKey]:
-        return iter(self._records)
+        if self._by_attempt:
+            return iter(self._groups)
+        return ((sample_id, _SMALL_INTS[group_id]) for sample_id, group_id in self._groups)
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self._groups)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._records
+        return self._group(key) is not None
 
 
-def _by_ids(run_id: str, groups: dict[tuple[str, str], list[_Rec]],
+class _LineReader:
+    """Re-reads typed lines the careful way, for the rare attempt that is not plain; opens the file on first use."""
+
+    def __init__(self, path: str, spans: _LineSpans | None) -> None:
+        self._path = path
+        self._spans = spans
+        self._file: Any = None
+
+    def records(self, group: _Group) -> list[_Rec]:
+        """The group's records as the careful path builds them (kind, ids and `_light`), in log order."""
+        if all(type(item) is _Rec for item in group.items):
+            return group.items
+        if self._file is None:
+            self._file = open(self._path, "rb")  # noqa: SIM115 - closed by close(), after every group is built
+        recs: list[_Rec] = []
+        for item in group.items:
+            if type(item) is _Rec:
+                recs.append(item)
+                continue
+            offset, length = self._spans.span(item)  # type: ignore[union-attr]
+            self._file.seek(offset)
+            rec, _problem = decode_line(self._file.read(length).strip())
+            if not isinstance(rec, dict):  # the file changed since the scan: the line is gone
+                continue
+            kind = rec.get("record_type")
+            kind = kind if isinstance(kind, str) else "(none)"
+            recs.append(_Rec(self._spans.numbers[item], offset, length, kind,  # type: ignore[union-attr]
+                             _id(rec.get("sample_id")), _id(rec.get("group_id")), _light(kind, rec)))
+        return recs
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+def _by_ids(run_id: str, acc: _RunAcc, spans: _LineSpans | None, path: str,
             warn: Any) -> tuple[list[SampleRow], Mapping[TranscriptKey, list[Span]]]:
     """C.2.2.1: every record carries both ids; one row per (sample_id, group_id) group, in order of first appearance."""
+    if acc.odd_group_ids:
+        return _by_ids_renumbered(run_id, acc.groups, spans, path, warn)
     rows: list[SampleRow] = []
-    records: dict[TranscriptKey, list[_Rec]] = {}
+    sort_keys: dict[str, tuple[int, str]] = {}
+    reader = _LineReader(path, spans)
+    try:
+        for (sample_id, group_id), group in acc.groups.items():
+            row = group.row
+            if row is not None and group.row_items == len(group.items) and group.plain:  # nothing followed: as built
+                rows.append(row)
+                continue
+            sort_key = sort_keys.get(sample_id)
+            if sort_key is None:
+                sort_key = sort_keys[sample_id] = numeric_sort_key(sample_id)
+            attempt = _SMALL_INTS[group_id]  # "0".."63": distinct per distinct group_id, nothing to renumber
+            if group.plain:
+                rows.append(_plain_group_row(run_id, sample_id, attempt, group, (), sort_key))
+            else:
+                rows.append(_attempt_row(run_id, sample_id, attempt, reader.records(group), "ids", (), sort_key))
+    finally:
+        reader.close()
+    if run_id != acc.run_id_guess:  # rows built during the scan carry the run_started's run_id
+        for row in rows:
+            row.__dict__["run_id"] = run_id
+    return rows, _GroupSpans(acc.groups, spans)
+
+
+def _by_ids_renumbered(run_id: str, groups: dict[tuple[str, str], _Group], spans: _LineSpans | None, path: str,
+                       warn: Any) -> tuple[list[SampleRow], Mapping[TranscriptKey, list[Span]]]:
+    """_by_ids when some group_id is not "0".."63": an attempt number not distinct within its sample is renumbered."""
+    rows: list[SampleRow] = []
+    records: dict[TranscriptKey, _Group] = {}
     used: dict[str, set[int]] = {}
-    sort_keys: dict[str, tuple[int, str]] = {}  # one per task, shared by its attempts' rows
-    for (sample_id, group_id), recs in groups.items():
-        attempt = _attempt_int(group_id)
-        taken = used.get(sample_id)
-        if taken is None:
-            taken = used[sample_id] = set()
-            sort_key = sort_keys[sample_id] = numeric_sort_key(sample_id)
-        else:
-            sort_key = sort_keys[sample_id]
-        extra_flags: tuple[str, ...] = ()
-        if attempt is None or attempt in taken:
-            attempt = max(taken, default=-1) + 1
-            extra_flags = (f"group_id={group_id}",)
-            warn("attempt_renumbered", f"sample {sample_id}: group_id {group_id!r} is not a distinct integer; "
-                 f"shown as attempt {attempt}", recs[0].line)
-        taken.add(attempt)
-        rows.append(_attempt_row(run_id, sample_id, attempt, recs, "ids", extra_flags, sort_key))
-        records[(sample_id, attempt)] = recs
-    return rows, _RecordSpans(records)
+    sort_keys: dict[str, tuple[int, str]] = {}
+    reader = _LineReader(path, spans)
+    try:
+        for (sample_id, group_id), group in groups.items():
+            attempt = _attempt_int(group_id)
+            taken = used.get(sample_id)
+            if taken is None:
+                taken = used[sample_id] = set()
+                sort_key = sort_keys[sample_id] = numeric_sort_key(sample_id)
+            else:
+                sort_key = sort_keys[sample_id]
+            extra_flags: tuple[str, ...] = ()
+            if attempt is None or attempt in taken:
+                attempt = max(taken, default=-1) + 1
+                extra_flags = (f"group_id={group_id}",)
+                warn("attempt_renumbered", f"sample {sample_id}: group_id {group_id!r} is not a distinct integer; "
+                     f"shown as attempt {attempt}", group.first_line)
+            taken.add(attempt)
+            if group.plain:
+                rows.append(_plain_group_row(run_id, sample_id, attempt, group, extra_flags, sort_key))
+            else:
+                rows.append(_attempt_row(run_id, sample_id, attempt, reader.records(group), "ids", extra_flags, sort_key))
+            records[(sample_id, attempt)] = group
+    finally:
+        reader.close()
+    return rows, _GroupSpans(records, spans, keyed_by_attempt=True)
 
 
 def _attribute_without_ids(run_id: str, body: list[_Rec], report: dict[str, Any] | None,
@@ -868,6 +1001,22 @@ def _log_at_end_rows(run_id: str, body: list[_Rec], report: dict[str, Any] | Non
 _ROW_NAMES = fields_set(("run_id", "sample_id", "attempt", "sort_key", "score", "correct", "correct_rule", "tokens_in",
                          "tokens_out", "tokens_total", "tokens_computed", "error", "error_kind", "finish_reason", "n_messages",
                          "grader_log", "attribution", "has_transcript", "flags", "metrics"))
+
+
+def _plain_group_row(run_id: str | None, sample_id: str, attempt: int, group: _Group, flags: tuple[str, ...],
+                     sort_key: tuple[int, str]) -> SampleRow:
+    """_plain_attempt_row for a plain group, from what the scan kept of it: its FinalResult's row values (which
+    become the row's own), else its match's `correct`. test_fast_path proves the two give the same rows."""
+    data = group.final  # a row built again (records followed its sample_completed) takes them over: one row keeps them
+    if data is None:
+        data = row_values()
+        correct = group.match
+        if correct is not _UNSET:
+            data["score"] = float(correct) if correct is not None else None
+            data["correct"], data["correct_rule"] = correct, "match.correct"
+    data["run_id"], data["sample_id"], data["attempt"], data["sort_key"] = run_id, sample_id, attempt, sort_key
+    data["attribution"], data["has_transcript"], data["flags"] = "ids", True, flags
+    return new_row(data, _ROW_NAMES)
 
 
 def _plain_attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Rec], attribution: Attribution,

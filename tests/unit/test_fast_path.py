@@ -102,6 +102,45 @@ def test_quirks_take_the_same_path(tmp_path: Path, records: list, raw: list, nam
     assert fast[1][0], "the quirk log still yields rows"
 
 
+def _attempt(sample: str, group: str, score: float, *, late_match: bool = False, with_final: bool = True) -> list[dict]:
+    """One usual nanoeval attempt (Step, FinalResult, match, sample_completed); `late_match` writes the match last,
+    `with_final=False` leaves the FinalResult out."""
+    ids = {"sample_id": sample, "group_id": group}
+    final = {"record_type": "extra", **ids, "data": {"type": "final_result_successful", "grade": {"score": score},
+                                                      "convo": {"messages": [{"role": "user", "content": "q"}]}}}
+    match = {"record_type": "match", **ids, "correct": score == 1}
+    recs = [{"record_type": "extra", **ids, "data": {"type": "step", "convo": {"messages": []}}}, final, match,
+            {"record_type": "sample_completed", **ids}]
+    recs = [recs[0], recs[1], recs[3], recs[2]] if late_match else recs
+    return recs if with_final else [recs[0], *recs[2:]]
+
+
+def _started(run_id: str) -> dict:
+    return {"record_type": "run_started", "run_spec": {"run_id": run_id}, "sample_id": None, "group_id": None}
+
+
+ATTEMPT_ORDERS = {
+    "a_record_after_sample_completed": [_started("R1"), *_attempt("s1", "0", 1.0, late_match=True, with_final=False),
+                                        *_attempt("s1", "1", 0.0), {"record_type": "error", "sample_id": "s1", "group_id": "1",
+                                                                    "error": "late"}],
+    "a_group_id_to_renumber": [_started("R1"), *_attempt("s1", "0", 1.0), *_attempt("s1", "00", 0.0), *_attempt("s2", "x", 1.0)],
+    "two_runs_with_one_run_id": [_started("R1"), *_attempt("s1", "0", 1.0), _started("R1"), *_attempt("s1", "0", 0.0)],
+    "records_before_run_started": [*_attempt("s1", "0", 1.0), _started("R2"), *_attempt("s1", "0", 0.0)],
+}
+
+
+@pytest.mark.parametrize("name", ATTEMPT_ORDERS)
+def test_rows_built_during_the_scan_equal_the_careful_ones(tmp_path: Path, name: str):
+    """Rows the typed path builds when an attempt's sample_completed arrives are rebuilt or patched when the rest of
+    the log says otherwise: a record that follows, attempts to renumber, a run id known only at the end."""
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in ATTEMPT_ORDERS[name]) + "\n")
+    fast, careful = scan(path, True), scan(path, False)
+    for part_fast, part_careful in zip(fast, careful, strict=True):
+        assert [repr(x) for x in part_fast] == [repr(x) for x in part_careful]
+    assert all(rows for rows in fast[1])
+
+
 def test_fast_path_is_taken(monkeypatch):
     """On a clean log only format detection (20 records) and the spec and report lines use the careful decoder."""
     calls = []
@@ -115,13 +154,35 @@ def test_fast_path_is_taken(monkeypatch):
     assert not math.isnan(rows[0].score or 0.0)
 
 
-def test_nanoeval_quirks_reach_every_decoding_route(tmp_path: Path):
-    """The equality above means something only if the quirk log reaches each route: the tagged schema-1 decoder,
-    the second typed decoder for other extras, and the careful path."""
+def test_nanoeval_quirks_reach_every_route(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The equality above means something only if the quirk log reaches each route: lines the typed decoder reads
+    and lines it declines; attempts built from the facts the scan kept, and attempts re-read the careful way."""
     from loaders.formats import nanoeval_log
 
     path = tmp_path / "quirks_nano.jsonl"
     path.write_bytes(b"\n".join([json.dumps(r, ensure_ascii=False).encode() for r in QUIRKS_NANO] + RAW_NANO))
-    kinds = [type(item).__name__ for _n, _o, _l, item in jsonl.scan_lines(
-        path, [], nanoeval_log._FAST_DECODER.decode, fallback=nanoeval_log._ANY_EXTRA_DECODER.decode)]
-    assert {"_FastExtra", "_FastMatch", "_FastCompleted", "_AnyExtra", "dict"} <= set(kinds)
+    kinds = [type(item).__name__ for _n, _o, _l, item in jsonl.scan_lines(path, [], nanoeval_log._FAST_DECODER.decode)]
+    assert {"_FastExtra", "_FastMatch", "_FastCompleted", "dict"} <= set(kinds)
+    plain: list[str] = []
+    reread: list[bool] = []
+    plain_row, records = nanoeval_log._plain_group_row, nanoeval_log._LineReader.records
+    monkeypatch.setattr(nanoeval_log, "_plain_group_row", lambda *a: plain.append(a[1]) or plain_row(*a))
+    monkeypatch.setattr(nanoeval_log._LineReader, "records",
+                        lambda self, group: reread.append(any(type(i) is int for i in group.items)) or records(self, group))
+    scan(path, True)
+    assert plain == ["t_0"], "the usual attempt is built from its typed facts alone"
+    assert any(reread), "an unusual attempt's typed lines are re-read the careful way"
+
+
+def test_a_record_without_ids_rescans_the_file_the_careful_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Sequential attribution needs every record in order, which the typed path does not keep."""
+    path = tmp_path / "no_ids.jsonl"
+    records = [*QUIRKS_NANO[:5], {"record_type": "match", "sample_id": None, "group_id": None, "correct": True}]
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    calls: list[bool] = []
+    original = jsonl.scan_lines
+    monkeypatch.setattr("loaders.formats.nanoeval_log.scan_lines",
+                        lambda p, w, fast, **kw: calls.append(fast is not None) or original(p, w, fast, **kw))
+    fast, careful = scan(path, True), scan(path, False)
+    assert calls[:2] == [True, False]
+    assert [repr(x) for x in fast[0]] == [repr(x) for x in careful[0]]
