@@ -111,7 +111,8 @@ def _tool_output(t: int, chars: int) -> str:
 
 def nanoeval_log(path: Path, n_tasks: int, n_attempts: int, *, skill: float, run_id: str, seed: int = 11,
                  steps: int = 1, interleave: int = 4, tool_chars: int = 0) -> dict[str, float]:
-    """A nanoeval log whose records all carry sample_id/group_id (as_default_recorder), attempts interleaved.
+    """A nanoeval log whose records all carry sample_id/group_id (as_default_recorder), attempts interleaved, keys in
+    the order nanoeval's JsonRecorder writes them (a payload's `type` comes last: decoders must not depend on it).
 
     `tool_chars` pads each tool output, so a Step/FinalResult convo weighs what a real agent's does.
     """
@@ -132,18 +133,20 @@ def nanoeval_log(path: Path, n_tasks: int, n_attempts: int, *, skill: float, run
             total += 1
             recs = []
             for s in range(steps):
-                recs.append({"record_type": "extra", "data": {"schema_version": 1, "type": "step",
-                                                              "convo": _convo(question, "…", s, tool_chars),
+                recs.append({"record_type": "extra", "data": {"schema_version": 1, "convo": _convo(question, "…", s, tool_chars),
                              "grade": {"score": 0.0, "grader_log": "tests fail", "is_continuous": False},
-                             "elapsed": f"P0DT0H0M{3 * (s + 1)}.000000S"}})
-            recs.append({"record_type": "extra", "data": {"schema_version": 1, "type": "final_result_successful",
+                             "elapsed": f"P0DT0H0M{3 * (s + 1)}.000000S", "type": "step"}})
+            recs.append({"record_type": "extra", "data": {"schema_version": 1,
                          "grade": {"score": score, "grader_log": f"score={score}", "is_continuous": False},
                          "convo": _convo(question, answer if ok else "I am not sure", steps, tool_chars),
                          "finish_status": "finished-successfully",
-                         "max_steps_reached": not ok and rng.random() < 0.3, "max_tokens_reached": False, "max_time_reached": False}})
+                         "max_steps_reached": not ok and rng.random() < 0.3, "max_tokens_reached": False, "max_time_reached": False,
+                         "type": "final_result_successful"}})
             recs.append({"record_type": "match", "correct": ok, "expected": None, "picked": None, "prob_correct": None})
             recs.append({"record_type": "sample_completed", "status": "completed"})
-            pending.append([json.dumps({"timestamp": "", "sample_id": sid, "group_id": gid, **r}) for r in recs])
+            # nanoeval's own key order (see ../shared/examples): record_type second, and a payload's `type` last
+            pending.append([json.dumps({"timestamp": "", "record_type": r.pop("record_type"), "sample_id": sid, "group_id": gid, **r})
+                            for r in recs])
             if len(pending) >= interleave:
                 lines.extend(_interleave(pending, rng))
                 pending = []

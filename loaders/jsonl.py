@@ -92,7 +92,7 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _valid_utf8(raw: bytes) -> bool:
+def valid_utf8(raw: bytes) -> bool:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -100,15 +100,66 @@ def _valid_utf8(raw: bytes) -> bool:
     return True
 
 
+def fast_candidate(raw: bytes) -> bool:
+    """Whether a typed decoder may read this line: valid UTF-8 (msgspec does not check the bytes of fields it
+    skips, so the careful path's encoding warning would be lost) and not over the size limit."""
+    return len(raw) <= MAX_LINE_BYTES and (raw.isascii() or valid_utf8(raw))
+
+
+class CarefulLines:
+    """The careful way to read one line: decode it (orjson, then json for NaN / bad UTF-8), or record why it was
+    skipped. Shared by `scan_lines` and by a dialect's own read loop; `finish` adds the summary of skipped lines."""
+
+    def __init__(self, path: Path, warnings: list[LoadWarning], max_warnings: int = 50) -> None:
+        self.path = path
+        self.warnings = warnings
+        self.max_warnings = max_warnings
+        self.skipped = 0
+
+    def record(self, raw: bytes, number: int) -> dict[str, Any] | None:
+        """The line's JSON object, or None (blank, or skipped with a warning)."""
+        body = raw.strip()
+        if not body:
+            return None
+        if len(raw) > MAX_LINE_BYTES:
+            self._skip(number, f"line {number} skipped: {len(raw)} bytes is over the limit")
+            return None
+        value, problem = decode_line(body)
+        if value is None and problem:
+            truncated = not raw.endswith(b"\n")
+            self._skip(number, f"line {number} skipped: {'truncated last line (log still being written?)' if truncated else problem}")
+            return None
+        if not isinstance(value, dict):
+            self._skip(number, f"line {number} skipped: a JSON {type(value).__name__}, not an object")
+            return None
+        if problem:
+            self.warnings.append(LoadWarning(code="bad_encoding", message=f"line {number}: {problem}", file=str(self.path), line=number))
+        return value
+
+    def _skip(self, number: int, message: str) -> None:
+        self.skipped += 1
+        if sum(1 for w in self.warnings if w.code == "skipped_line") < self.max_warnings:
+            self.warnings.append(LoadWarning(code="skipped_line", message=message, file=str(self.path), line=number))
+
+    def finish(self) -> None:
+        if not self.skipped:
+            return
+        first = [w.line for w in self.warnings if w.code == "skipped_line"][:5]
+        self.warnings.insert(0, LoadWarning(
+            code="lines_skipped",
+            message=f"{self.skipped} line{'s' if self.skipped != 1 else ''} skipped (first at line {', '.join(map(str, first))})",
+            file=str(self.path), line=first[0] if first else None,
+        ))
+
+
 def scan_lines(path: Path, warnings: list[LoadWarning], fast: FastDecoder | None, *, fallback: FastDecoder | None = None,
                max_warnings: int = 50) -> Iterator[tuple[int, int, int, Any]]:
     """(number, offset, length, item) per usable line, in file order.
 
-    `item` is `fast(raw)` (or `fallback(raw)`) when a dialect's typed decoder accepts the line (valid UTF-8 only, so the
-    careful path's encoding warnings are never skipped), else the whole record dict decoded the careful way
-    (orjson, then json for NaN / bad UTF-8), with the same warnings `iter_lines` has always given.
+    `item` is `fast(raw)` (or `fallback(raw)`) when a dialect's typed decoder accepts the line (see `fast_candidate`),
+    else the whole record dict decoded the careful way, with the same warnings `iter_lines` has always given.
     """
-    skipped = 0
+    careful = CarefulLines(path, warnings, max_warnings)
     use_fast = fast is not None and FAST_PATH
     with path.open("rb", buffering=READ_BUFFER) as fh:
         offset = 0
@@ -118,7 +169,7 @@ def scan_lines(path: Path, warnings: list[LoadWarning], fast: FastDecoder | None
             length = len(raw)
             start = offset
             offset += length
-            if use_fast and length <= MAX_LINE_BYTES and (raw.isascii() or _valid_utf8(raw)):
+            if use_fast and length <= MAX_LINE_BYTES and (raw.isascii() or valid_utf8(raw)):  # fast_candidate, inlined
                 try:
                     item = fast(raw)  # type: ignore[misc]
                 except msgspec.DecodeError:
@@ -129,39 +180,10 @@ def scan_lines(path: Path, warnings: list[LoadWarning], fast: FastDecoder | None
                 if item is not None:
                     yield number, start, length, item
                     continue
-            body = raw.strip()
-            if not body:
-                continue
-            if length > MAX_LINE_BYTES:
-                skipped += 1
-                _warn(warnings, max_warnings, path, number, f"line {number} skipped: {length} bytes is over the limit")
-                continue
-            value, problem = decode_line(body)
-            if value is None and problem:
-                skipped += 1
-                truncated = not raw.endswith(b"\n")
-                reason = "truncated last line (log still being written?)" if truncated else problem
-                _warn(warnings, max_warnings, path, number, f"line {number} skipped: {reason}")
-                continue
-            if not isinstance(value, dict):
-                skipped += 1
-                _warn(warnings, max_warnings, path, number, f"line {number} skipped: a JSON {type(value).__name__}, not an object")
-                continue
-            if problem:
-                warnings.append(LoadWarning(code="bad_encoding", message=f"line {number}: {problem}", file=str(path), line=number))
-            yield number, start, length, value
-    if skipped:
-        first = [w.line for w in warnings if w.code == "skipped_line"][:5]
-        warnings.insert(0, LoadWarning(
-            code="lines_skipped",
-            message=f"{skipped} line{'s' if skipped != 1 else ''} skipped (first at line {', '.join(map(str, first))})",
-            file=str(path), line=first[0] if first else None,
-        ))
-
-
-def _warn(warnings: list[LoadWarning], cap: int, path: Path, number: int, message: str) -> None:
-    if sum(1 for w in warnings if w.code == "skipped_line") < cap:
-        warnings.append(LoadWarning(code="skipped_line", message=message, file=str(path), line=number))
+            value = careful.record(raw, number)
+            if value is not None:
+                yield number, start, length, value
+    careful.finish()
 
 
 def read_spans(path: Path, spans: list[tuple[int, int]]) -> list[dict[str, Any]]:

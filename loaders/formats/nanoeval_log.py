@@ -17,13 +17,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
+from loaders import jsonl
 from loaders.content import to_message
 from loaders.formats.index import RunIndex, ScanContext, Span, TranscriptKey, fields_set, make_row, new_row, numeric_sort_key, row_values
-from loaders.jsonl import decode_line, gc_paused, scan_lines
+from loaders.jsonl import MAX_LINE_BYTES, READ_BUFFER, CarefulLines, decode_line, gc_paused, scan_lines, valid_utf8
 from loaders.schema import (
     Attribution,
     FinishReason,
@@ -367,9 +368,14 @@ class _Convo(msgspec.Struct):
     messages: list[msgspec.Raw] | msgspec.UnsetType = msgspec.UNSET
 
 
-class _FinalPayload(msgspec.Struct, tag_field="type"):
-    """A schema-1 FinalResult: the keys its row reads, whatever their type; the convo is only counted."""
+class _Payload(msgspec.Struct):
+    """A Step/FinalResult payload: the keys a row reads, whatever their type; the convo is only counted.
 
+    `type` is an ordinary field, not a tag: nanoeval writes it last, and a tag found last has msgspec scan the whole
+    payload (the convo: most of the line) twice.
+    """
+
+    type: Any = msgspec.UNSET
     grade: Any = msgspec.UNSET
     exception: Any = msgspec.UNSET
     finish_status: Any = msgspec.UNSET
@@ -379,53 +385,29 @@ class _FinalPayload(msgspec.Struct, tag_field="type"):
     convo: _Convo | list[msgspec.Raw] | msgspec.UnsetType | None = msgspec.UNSET
 
 
-class _StepPayload(msgspec.Struct, tag_field="type", tag="step"):
-    """A schema-1 Step: rows take grades from the FinalResult, so none of its (large) payload is decoded."""
+class _FastRecord(msgspec.Struct):
+    """An extra, match or sample_completed line, as a row reads it. Any other record_type, or a line these types do
+    not fit (an extra's payload that is not an object, say), fails in C and takes the careful path."""
 
-
-class _FinalSuccessful(_FinalPayload, tag="final_result_successful"):
-    pass
-
-
-class _FinalWithException(_FinalPayload, tag="final_result_exception"):
-    pass
-
-
-class _FastExtra(msgspec.Struct, tag_field="record_type", tag="extra"):
-    """A schema-1 Step or FinalResult extra; any other payload fails here and takes the careful path."""
-
-    data: _StepPayload | _FinalSuccessful | _FinalWithException
+    record_type: Literal["extra", "match", "sample_completed"]
     sample_id: str | int | None = None
     group_id: str | int | None = None
-    timestamp: Any = None
-
-
-class _FastMatch(msgspec.Struct, tag_field="record_type", tag="match"):
-    sample_id: str | int | None = None
-    group_id: str | int | None = None
-    timestamp: Any = None
+    data: _Payload | msgspec.UnsetType = msgspec.UNSET
     correct: Any = None
 
 
-class _FastCompleted(msgspec.Struct, tag_field="record_type", tag="sample_completed"):
-    sample_id: str | int | None = None
-    group_id: str | int | None = None
-    timestamp: Any = None
-
-
-# The three record types of almost every line of a schema-1 log. Any other record_type (a tag this union lacks), or a
-# line the types do not fit, raises a DecodeError in C and takes the careful path. No Python runs per line to decode.
-_FAST_DECODER = msgspec.json.Decoder(_FastExtra | _FastMatch | _FastCompleted)
+# The three record types of almost every line of a log. No Python runs per line to decode.
+_FAST_DECODER = msgspec.json.Decoder(_FastRecord)
 _UNSET = msgspec.UNSET
 _FINAL_ROW_NAMES = ("score", "correct", "correct_rule", "finish_reason", "n_messages", "grader_log", "metrics")
 
 
-def _final_values(data: _FinalPayload) -> dict[str, Any] | None:
+def _final_values(data: _Payload) -> dict[str, Any] | None:
     """The row values a FinalResult gives its attempt (what _plain_attempt_row takes from its _FinalInfo), built
     while the line is at hand; None for any FinalResult but the usual one (successful, a grade object, no
     exception), whose attempt is then rebuilt the careful way. Runs once per attempt."""
     grade, exc = data.grade, data.exception
-    if not (type(data) is _FinalSuccessful and type(grade) is dict and (exc is _UNSET or not exc)):
+    if not (data.type == "final_result_successful" and type(grade) is dict and (exc is _UNSET or not exc)):
         return None
     convo = data.convo
     msgs = convo.messages if type(convo) is _Convo else convo
@@ -459,8 +441,10 @@ def _final_values(data: _FinalPayload) -> dict[str, Any] | None:
 
 def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
     """Scan `jsonl.Line`s (whole records): the careful path."""
-    accs, last_line = _collect(((line.number, line.offset, line.length, line.record) for line in lines), ctx, None)
-    return _build_runs(accs, last_line, ctx, None)
+    collector = _Collector(ctx, None)
+    for line in lines:
+        collector.careful(line.number, line.offset, line.length, line.record)
+    return _build_runs(collector.finish(), collector.last_line, ctx, None)
 
 
 def scan_file(path: Path, ctx: ScanContext) -> list[RunIndex]:
@@ -469,95 +453,57 @@ def scan_file(path: Path, ctx: ScanContext) -> list[RunIndex]:
     A run with a record that lacks an id is attributed from all its records in order (C.2.2.2-4), which the typed
     path does not keep: such a file, rare and old-style, is scanned again the careful way.
     """
-    spans = _LineSpans()
     warned = len(ctx.warnings)
     with gc_paused():
-        accs, last_line = _collect(scan_lines(path, ctx.warnings, _FAST_DECODER.decode), ctx, spans)
-        if any(acc.without_ids for acc in accs):
-            del ctx.warnings[warned:], accs
-            accs, last_line = _collect(scan_lines(path, ctx.warnings, None), ctx, None)
-            spans = None
-        return _build_runs(accs, last_line, ctx, spans)
+        if jsonl.FAST_PATH:
+            collector = _Collector(ctx, _LineSpans())
+            collector.typed_file(path)
+            accs = collector.finish()
+            if not any(acc.without_ids for acc in accs):
+                return _build_runs(accs, collector.last_line, ctx, collector.spans)
+            del ctx.warnings[warned:], accs, collector
+        collector = _Collector(ctx, None)
+        for number, offset, length, rec in scan_lines(path, ctx.warnings, None):
+            collector.careful(number, offset, length, rec)
+        return _build_runs(collector.finish(), collector.last_line, ctx, None)
 
 
-def _collect(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext, spans: _LineSpans | None) -> tuple[list[_RunAcc], int]:
-    """Split at each `run_started` and keep light per-line facts; typed items (only with `spans`) keep no object."""
-    accs: list[_RunAcc] = []
-    cur: _RunAcc | None = None
-    last_line = 0
-    groups: dict[tuple[str, str], _Group] = {}  # cur.groups
-    n_typed = 0
-    run_id_guess: str | None = None  # cur.run_id_guess
-    sort_keys: dict[str, tuple[int, str]] = {}  # one per task, shared by its attempts' rows
-    if spans is not None:
-        offsets_append, lengths_append, numbers_append = spans.offsets.append, spans.lengths.append, spans.numbers.append
-    for number, offset, length, rec in items:
-        last_line = number
-        fast_type = type(rec)
-        if fast_type is not dict:  # a typed record: the hot path, ~all lines of a large log
-            sample_id, group_id = rec.sample_id, rec.group_id
-            if type(sample_id) is not str and sample_id is not None:
-                sample_id = str(sample_id)
-            if type(group_id) is not str and group_id is not None:
-                group_id = str(group_id)
-            if cur is None:
-                cur = _RunAcc(started=None, first_line=number, first_timestamp=rec.timestamp, typed_first=n_typed)
-                accs.append(cur)
-                groups = cur.groups
-            if sample_id is None or group_id is None:
-                cur.without_ids += 1  # the file is scanned again the careful way
-                continue
-            offsets_append(offset)
-            lengths_append(length)
-            numbers_append(number)
-            key = (sample_id, group_id)
-            group = groups.get(key)
-            if group is None:
-                groups[key] = group = _Group(number, [n_typed])
-                if group_id not in _SMALL_INTS:
-                    cur.odd_group_ids += 1
-            else:
-                group.items.append(n_typed)
-            n_typed += 1
-            if fast_type is _FastExtra:
-                data = rec.data
-                if type(data) is not _StepPayload:
-                    values = _final_values(data)
-                    if values is None or group.final is not None:
-                        group.plain = False
-                    else:
-                        group.final = values
-            elif fast_type is _FastMatch:
-                if group.match is not _UNSET:
-                    group.plain = False
-                correct = rec.correct
-                group.match = correct if type(correct) is bool else None
-            else:
-                cur.fast_completed += 1
-                if group.plain and cur.odd_group_ids == 0:  # the attempt is likely over: its row, while all is at hand
-                    sort_key = sort_keys.get(sample_id)
-                    if sort_key is None:
-                        sort_key = sort_keys[sample_id] = numeric_sort_key(sample_id)
-                    group.row = _plain_group_row(run_id_guess, sample_id, _SMALL_INTS[group_id], group, (), sort_key)
-                    group.row_items = len(group.items)
-            continue
-        if cur is not None:
-            cur.typed_end = n_typed
+class _Collector:
+    """Splits a log at each `run_started` and keeps light per-line facts of each run (a `_RunAcc`)."""
+
+    def __init__(self, ctx: ScanContext, spans: _LineSpans | None) -> None:
+        self.ctx = ctx
+        self.spans = spans  # set: typed lines keep their spans here, and no object
+        self.accs: list[_RunAcc] = []
+        self.cur: _RunAcc | None = None
+        self.last_line = 0
+        self.n_typed = 0  # typed lines so far: the next one's index in `spans`
+
+    def _start(self, started: _Rec | None, number: int, timestamp: Any = None, run_id_guess: str | None = None) -> _RunAcc:
+        if self.cur is not None:
+            self.cur.typed_end = self.n_typed
+        self.cur = _RunAcc(started=started, first_line=number, first_timestamp=timestamp, typed_first=self.n_typed,
+                           run_id_guess=run_id_guess)
+        self.accs.append(self.cur)
+        return self.cur
+
+    def finish(self) -> list[_RunAcc]:
+        if self.cur is not None:
+            self.cur.typed_end = self.n_typed
+        return self.accs
+
+    def careful(self, number: int, offset: int, length: int, rec: dict[str, Any]) -> None:
+        """One whole record, decoded the careful way."""
+        self.last_line = number
         kind = rec.get("record_type")
         kind = kind if isinstance(kind, str) else "(none)"
         light = _Rec(number, offset, length, kind, _id(rec.get("sample_id")), _id(rec.get("group_id")))
         if kind == "run_started":
             spec = rec.get("run_spec") if isinstance(rec.get("run_spec"), dict) else {}
             light.info = {"run_spec": spec, "timestamp": rec.get("timestamp")}
-            run_id_guess = str(spec["run_id"]) if spec.get("run_id") else None
-            cur = _RunAcc(started=light, first_line=number, typed_first=n_typed, run_id_guess=run_id_guess)
-            accs.append(cur)
-            groups = cur.groups
-            continue
-        if cur is None:
-            cur = _RunAcc(started=None, first_line=number, first_timestamp=rec.get("timestamp"), typed_first=n_typed)
-            accs.append(cur)
-            groups = cur.groups
+            self._start(light, number, run_id_guess=str(spec["run_id"]) if spec.get("run_id") else None)
+            return
+        cur = self.cur if self.cur is not None else self._start(None, number, rec.get("timestamp"))
         if kind == "final_report":
             report = rec.get("final_report")
             report = report if isinstance(report, dict) else ({} if report is None else {"value": report})
@@ -566,12 +512,102 @@ def _collect(items: Iterable[tuple[int, int, int, Any]], ctx: ScanContext, spans
             light.info = _light(kind, rec)
         else:
             light.info = {"timestamp": rec.get("timestamp")}
-            cur.warnings.append(LoadWarning(code="unknown_record_type", file=ctx.path, line=number,
+            cur.warnings.append(LoadWarning(code="unknown_record_type", file=self.ctx.path, line=number,
                                             message=f"line {number}: unknown record_type {kind!r}, kept as a generic event"))
         cur.add(light)
-    if cur is not None:
-        cur.typed_end = n_typed
-    return accs, last_line
+
+    def typed_file(self, path: Path) -> None:
+        """Read the file; lines the typed decoder reads (~all lines of a large log) keep no object: three array
+        entries, an index in their attempt's group, and the attempt's row once its sample_completed arrives.
+        Everything else goes to `careful`. The loop is scan_lines', inlined: it runs for every line."""
+        spans = self.spans
+        assert spans is not None
+        offsets_append, lengths_append, numbers_append = spans.offsets.append, spans.lengths.append, spans.numbers.append
+        careful_lines = CarefulLines(path, self.ctx.warnings)
+        decode = _FAST_DECODER.decode
+        decode_error = msgspec.DecodeError
+        cur = self.cur
+        groups: dict[tuple[str, str], _Group] = cur.groups if cur is not None else {}
+        sort_keys: dict[str, tuple[int, str]] = {}  # one per task, shared by its attempts' rows
+        n_typed = self.n_typed
+        number = offset = 0
+        with path.open("rb", buffering=READ_BUFFER) as fh:
+            for raw in fh:
+                number += 1
+                length = len(raw)
+                start = offset
+                offset += length
+                rec = None
+                if length <= MAX_LINE_BYTES and (raw.isascii() or valid_utf8(raw)):  # fast_candidate, inlined
+                    try:  # noqa: SIM105 - contextlib.suppress is a context manager per line
+                        rec = decode(raw)
+                    except decode_error:
+                        pass
+                if rec is None:
+                    value = careful_lines.record(raw, number)
+                    if value is not None:
+                        self.n_typed = n_typed
+                        self.careful(number, start, length, value)
+                        cur = self.cur
+                        groups = cur.groups  # type: ignore[union-attr]
+                    continue
+                sample_id, group_id = rec.sample_id, rec.group_id
+                if type(sample_id) is not str and sample_id is not None:
+                    sample_id = str(sample_id)
+                if type(group_id) is not str and group_id is not None:
+                    group_id = str(group_id)
+                if cur is None:
+                    self.n_typed = n_typed
+                    cur = self._start(None, number, _timestamp_of(raw))
+                    groups = cur.groups
+                if sample_id is None or group_id is None:
+                    cur.without_ids += 1  # the file is scanned again the careful way
+                    continue
+                offsets_append(start)
+                lengths_append(length)
+                numbers_append(number)
+                key = (sample_id, group_id)
+                group = groups.get(key)
+                if group is None:
+                    groups[key] = group = _Group(number, [n_typed])
+                    if group_id not in _SMALL_INTS:
+                        cur.odd_group_ids += 1
+                else:
+                    group.items.append(n_typed)
+                n_typed += 1
+                kind = rec.record_type
+                if kind == "extra":
+                    data = rec.data
+                    if data is _UNSET:
+                        group.plain = False
+                    elif data.type != "step":
+                        values = _final_values(data)
+                        if values is None or group.final is not None:
+                            group.plain = False
+                        else:
+                            group.final = values
+                elif kind == "match":
+                    if group.match is not _UNSET:
+                        group.plain = False
+                    correct = rec.correct
+                    group.match = correct if type(correct) is bool else None
+                else:
+                    cur.fast_completed += 1
+                    if group.plain and cur.odd_group_ids == 0:  # the attempt is likely over: its row, while all is at hand
+                        sort_key = sort_keys.get(sample_id)
+                        if sort_key is None:
+                            sort_key = sort_keys[sample_id] = numeric_sort_key(sample_id)
+                        group.row = _plain_group_row(cur.run_id_guess, sample_id, _SMALL_INTS[group_id], group, (), sort_key)
+                        group.row_items = len(group.items)
+        self.n_typed = n_typed
+        self.last_line = number
+        careful_lines.finish()
+
+
+def _timestamp_of(raw: bytes) -> Any:
+    """A typed line's timestamp (the typed decoder skips it): only a run without run_started needs one."""
+    value, _problem = decode_line(raw.strip())
+    return value.get("timestamp") if isinstance(value, dict) else None
 
 
 def _build_runs(accs: list[_RunAcc], last_line: int, ctx: ScanContext, spans: _LineSpans | None) -> list[RunIndex]:

@@ -161,8 +161,9 @@ def test_nanoeval_quirks_reach_every_route(tmp_path: Path, monkeypatch: pytest.M
 
     path = tmp_path / "quirks_nano.jsonl"
     path.write_bytes(b"\n".join([json.dumps(r, ensure_ascii=False).encode() for r in QUIRKS_NANO] + RAW_NANO))
-    kinds = [type(item).__name__ for _n, _o, _l, item in jsonl.scan_lines(path, [], nanoeval_log._FAST_DECODER.decode)]
-    assert {"_FastExtra", "_FastMatch", "_FastCompleted", "dict"} <= set(kinds)
+    kinds = [item.record_type if type(item) is nanoeval_log._FastRecord else "careful" for _n, _o, _l, item in
+             jsonl.scan_lines(path, [], nanoeval_log._FAST_DECODER.decode)]
+    assert {"extra", "match", "sample_completed", "careful"} <= set(kinds)
     plain: list[str] = []
     reread: list[bool] = []
     plain_row, records = nanoeval_log._plain_group_row, nanoeval_log._LineReader.records
@@ -179,10 +180,12 @@ def test_a_record_without_ids_rescans_the_file_the_careful_way(tmp_path: Path, m
     path = tmp_path / "no_ids.jsonl"
     records = [*QUIRKS_NANO[:5], {"record_type": "match", "sample_id": None, "group_id": None, "correct": True}]
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
-    calls: list[bool] = []
-    original = jsonl.scan_lines
-    monkeypatch.setattr("loaders.formats.nanoeval_log.scan_lines",
-                        lambda p, w, fast, **kw: calls.append(fast is not None) or original(p, w, fast, **kw))
+    from loaders.formats import nanoeval_log
+
+    calls: list[str] = []
+    typed_file, scan_lines = nanoeval_log._Collector.typed_file, nanoeval_log.scan_lines
+    monkeypatch.setattr(nanoeval_log._Collector, "typed_file", lambda self, p: calls.append("typed") or typed_file(self, p))
+    monkeypatch.setattr(nanoeval_log, "scan_lines", lambda p, w, fast: calls.append(f"careful, fast={fast}") or scan_lines(p, w, fast))
     fast, careful = scan(path, True), scan(path, False)
-    assert calls[:2] == [True, False]
+    assert calls == ["typed", "careful, fast=None", "careful, fast=None"]
     assert [repr(x) for x in fast[0]] == [repr(x) for x in careful[0]]
