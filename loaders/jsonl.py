@@ -100,12 +100,6 @@ def valid_utf8(raw: bytes) -> bool:
     return True
 
 
-def fast_candidate(raw: bytes) -> bool:
-    """Whether a typed decoder may read this line: valid UTF-8 (msgspec does not check the bytes of fields it
-    skips, so the careful path's encoding warning would be lost) and not over the size limit."""
-    return len(raw) <= MAX_LINE_BYTES and (raw.isascii() or valid_utf8(raw))
-
-
 class CarefulLines:
     """The careful way to read one line: decode it (orjson, then json for NaN / bad UTF-8), or record why it was
     skipped. Shared by `scan_lines` and by a dialect's own read loop; `finish` adds the summary of skipped lines."""
@@ -156,8 +150,9 @@ def scan_lines(path: Path, warnings: list[LoadWarning], fast: FastDecoder | None
                max_warnings: int = 50) -> Iterator[tuple[int, int, int, Any]]:
     """(number, offset, length, item) per usable line, in file order.
 
-    `item` is `fast(raw)` (or `fallback(raw)`) when a dialect's typed decoder accepts the line (see `fast_candidate`),
-    else the whole record dict decoded the careful way, with the same warnings `iter_lines` has always given.
+    `item` is `fast(raw)` (or `fallback(raw)`) when a dialect's typed decoder accepts the line (valid UTF-8 only,
+    as msgspec does not check the bytes of fields it skips: an encoding warning would be lost), else the whole record
+    dict decoded the careful way, with the same warnings `iter_lines` has always given.
     """
     careful = CarefulLines(path, warnings, max_warnings)
     use_fast = fast is not None and FAST_PATH
@@ -169,7 +164,7 @@ def scan_lines(path: Path, warnings: list[LoadWarning], fast: FastDecoder | None
             length = len(raw)
             start = offset
             offset += length
-            if use_fast and length <= MAX_LINE_BYTES and (raw.isascii() or valid_utf8(raw)):  # fast_candidate, inlined
+            if use_fast and length <= MAX_LINE_BYTES and (raw.isascii() or valid_utf8(raw)):
                 try:
                     item = fast(raw)  # type: ignore[misc]
                 except msgspec.DecodeError:
