@@ -370,8 +370,8 @@ class _Convo(msgspec.Struct):
 class _Grade(msgspec.Struct):
     """A payload's grade object (any other grade but null takes the careful path)."""
 
-    score: Any = msgspec.UNSET
-    grader_log: Any = msgspec.UNSET
+    score: Any = None
+    grader_log: Any = None
 
 
 class _Payload(msgspec.Struct):
@@ -381,14 +381,14 @@ class _Payload(msgspec.Struct):
     payload (the convo: most of the line) twice.
     """
 
-    type: Any = msgspec.UNSET
-    grade: _Grade | msgspec.UnsetType | None = msgspec.UNSET
-    exception: Any = msgspec.UNSET
-    finish_status: Any = msgspec.UNSET
-    max_steps_reached: Any = msgspec.UNSET
-    max_time_reached: Any = msgspec.UNSET
-    max_tokens_reached: Any = msgspec.UNSET
-    convo: _Convo | list[msgspec.Raw] | msgspec.UnsetType | None = msgspec.UNSET
+    type: Any = None
+    grade: _Grade | None = None
+    exception: Any = None
+    finish_status: Any = None
+    max_steps_reached: Any = None
+    max_time_reached: Any = None
+    max_tokens_reached: Any = None
+    convo: _Convo | list[msgspec.Raw] | None = None
 
 
 class _FastRecord(msgspec.Struct):
@@ -411,14 +411,16 @@ _FINAL_ROW_NAMES = ("score", "correct", "correct_rule", "finish_reason", "n_mess
 def _final_values(data: _Payload) -> dict[str, Any] | None:
     """The row values a FinalResult gives its attempt (what _plain_attempt_row takes from its _FinalInfo), built
     while the line is at hand; None for any FinalResult but the usual one (successful, a grade object, no
-    exception), whose attempt is then rebuilt the careful way. Runs once per attempt."""
-    grade, exc = data.grade, data.exception
-    if not (data.type == "final_result_successful" and type(grade) is _Grade and (exc is _UNSET or not exc)):
+    exception), whose attempt is then rebuilt the careful way. Runs once per attempt: every test counts."""
+    grade = data.grade
+    if type(grade) is not _Grade or data.type != "final_result_successful" or data.exception:
         return None
-    convo = data.convo
-    msgs = convo.messages if type(convo) is _Convo else convo
-    score = _num(grade.score)  # type: ignore[union-attr]
-    log = grade.grader_log  # type: ignore[union-attr]
+    score = grade.score
+    if type(score) is float:
+        if score != score:  # NaN: _num's rule
+            score = None
+    else:
+        score = _num(score)
     steps, time_, tokens, status = data.max_steps_reached, data.max_time_reached, data.max_tokens_reached, data.finish_status
     finish: FinishReason
     if steps is True:  # finish_reason_of, for a successful FinalResult
@@ -432,16 +434,22 @@ def _final_values(data: _Payload) -> dict[str, Any] | None:
     else:
         finish = "model_ended"
     values = row_values()
-    values["score"], values["correct"], values["correct_rule"] = score, (score == 1) if score is not None else None, _GRADE_RULE
-    values["finish_reason"], values["n_messages"] = finish, len(msgs) if type(msgs) is list else None
-    values["grader_log"] = log if type(log) is str else None
-    metrics = values["metrics"]  # _flag_metrics: the limit flags that were written
-    if steps is not _UNSET and steps is not None:
+    metrics = values["metrics"]  # _flag_metrics: the limit flags that were written (absent and null read as None)
+    if steps is not None:
         metrics["max_steps_reached"] = steps
-    if time_ is not _UNSET and time_ is not None:
+    if time_ is not None:
         metrics["max_time_reached"] = time_
-    if tokens is not _UNSET and tokens is not None:
+    if tokens is not None:
         metrics["max_tokens_reached"] = tokens
+    values["score"] = score
+    values["correct"] = (score == 1) if score is not None else None
+    values["correct_rule"] = _GRADE_RULE
+    values["finish_reason"] = finish
+    convo = data.convo
+    msgs = convo.messages if type(convo) is _Convo else convo
+    values["n_messages"] = len(msgs) if type(msgs) is list else None
+    log = grade.grader_log
+    values["grader_log"] = log if type(log) is str else None
     return values
 
 
