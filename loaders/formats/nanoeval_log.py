@@ -243,7 +243,7 @@ class _Group(msgspec.Struct, gc=False):
     """One attempt's records (C.2.2.1: every record carries both ids), in the order the scan meets them.
 
     `items` holds the careful path's `_Rec` of a record or, for a line the typed decoder read, only the index of
-    its span in the file's `_LineSpans`: the typed path keeps no object per line. A group of the usual records
+    its line number (its span is in the file's `_LineSpans`): the typed path keeps no object per line. A group of the usual records
     (Steps, one FinalResult with a grade, at most one match, sample_completed) stays `plain` and gets its row from
     `final` and `match` alone; any other group is rebuilt from its lines, re-read the careful way (`_materialize`).
     """
@@ -260,15 +260,17 @@ class _Group(msgspec.Struct, gc=False):
 
 
 class _LineSpans:
-    """Where each line the typed decoder read sits: offset, length and line number in three arrays, 24 bytes a line."""
+    """Where each line of the file starts, in one array (8 bytes a line), and where the file ends: line n's span
+    is (starts[n - 1], starts[n] - starts[n - 1])."""
 
     def __init__(self) -> None:
-        self.offsets = array("q")
-        self.lengths = array("q")
-        self.numbers = array("q")
+        self.starts = array("q")
 
     def span(self, item: int | _Rec) -> Span:
-        return item.span if type(item) is _Rec else (self.offsets[item], self.lengths[item])  # type: ignore[union-attr, index]
+        if type(item) is _Rec:
+            return item.span
+        start = self.starts[item - 1]  # type: ignore[operator]
+        return start, self.starts[item] - start  # type: ignore[index]
 
 
 @dataclass
@@ -286,8 +288,6 @@ class _RunAcc:
     without_ids: int = 0  # body records lacking an id: when > 0, groups are not used
     odd_group_ids: int = 0  # groups whose group_id is not one of "0".."63": attempts may need renumbering
     run_id_guess: str | None = None  # the run_started's run_id, that rows built during the scan carry
-    typed_first: int = -1  # the run's typed lines are _LineSpans indexes typed_first..typed_end-1
-    typed_end: int = -1
     fast_completed: int = 0
 
     def add(self, rec: _Rec) -> None:
@@ -306,13 +306,11 @@ class _RunAcc:
             group.items.append(rec)
             group.plain = False
 
-    def record_lines(self, spans: _LineSpans | None) -> tuple[int, int | None, int | None]:
-        """(count, first line, last line) of the run's records, typed or careful."""
+    def record_lines(self) -> tuple[int, int | None, int | None]:
+        """(count, first line, last line) of the run's records, typed (a line number in a group) or careful."""
         lines = [r.line for r in self.recs]
-        typed = self.typed_end - self.typed_first
-        if spans is not None and typed > 0:
-            lines += [spans.numbers[self.typed_first], spans.numbers[self.typed_end - 1]]
-        return len(self.recs) + max(typed, 0), min(lines, default=None), max(lines, default=None)
+        lines += [item for group in self.groups.values() for item in group.items if type(item) is int]
+        return len(lines), min(lines, default=None), max(lines, default=None)
 
 
 def _extra_info(data: dict[str, Any], n_messages: int | None) -> dict[str, Any] | _FinalInfo:
@@ -491,19 +489,13 @@ class _Collector:
         self.accs: list[_RunAcc] = []
         self.cur: _RunAcc | None = None
         self.last_line = 0
-        self.n_typed = 0  # typed lines so far: the next one's index in `spans`
 
     def _start(self, started: _Rec | None, number: int, timestamp: Any = None, run_id_guess: str | None = None) -> _RunAcc:
-        if self.cur is not None:
-            self.cur.typed_end = self.n_typed
-        self.cur = _RunAcc(started=started, first_line=number, first_timestamp=timestamp, typed_first=self.n_typed,
-                           run_id_guess=run_id_guess)
+        self.cur = _RunAcc(started=started, first_line=number, first_timestamp=timestamp, run_id_guess=run_id_guess)
         self.accs.append(self.cur)
         return self.cur
 
     def finish(self) -> list[_RunAcc]:
-        if self.cur is not None:
-            self.cur.typed_end = self.n_typed
         return self.accs
 
     def careful(self, number: int, offset: int, length: int, rec: dict[str, Any]) -> None:
@@ -536,14 +528,13 @@ class _Collector:
         Everything else goes to `careful`. The loop is scan_lines', inlined: it runs for every line."""
         spans = self.spans
         assert spans is not None
-        offsets_append, lengths_append, numbers_append = spans.offsets.append, spans.lengths.append, spans.numbers.append
+        starts_append = spans.starts.append
         careful_lines = CarefulLines(path, self.ctx.warnings)
         decode = _FAST_DECODER.decode
         decode_error = msgspec.DecodeError
         cur = self.cur
         groups: dict[tuple[str, str], _Group] = cur.groups if cur is not None else {}
         sort_keys: dict[str, tuple[int, str]] = {}  # one per task, shared by its attempts' rows
-        n_typed = self.n_typed
         number = offset = 0
         max_bytes = MAX_LINE_BYTES
         with path.open("rb", buffering=READ_BUFFER) as fh:
@@ -551,6 +542,7 @@ class _Collector:
                 length = len(raw)
                 start = offset
                 offset += length
+                starts_append(start)
                 rec = None
                 if length <= max_bytes and (raw.isascii() or valid_utf8(raw)):  # valid UTF-8: see scan_lines
                     try:  # noqa: SIM105 - contextlib.suppress is a context manager per line
@@ -560,7 +552,6 @@ class _Collector:
                 if rec is None:
                     value = careful_lines.record(raw, number)
                     if value is not None:
-                        self.n_typed = n_typed
                         self.careful(number, start, length, value)
                         cur = self.cur
                         groups = cur.groups  # type: ignore[union-attr]
@@ -568,25 +559,20 @@ class _Collector:
                 sample_id, group_id = rec.sample_id, rec.group_id
                 if type(sample_id) is not str or type(group_id) is not str or cur is None:  # the rare cases, in one test
                     if cur is None:
-                        self.n_typed = n_typed
                         cur = self._start(None, number, _timestamp_of(raw))
                         groups = cur.groups
                     if sample_id is None or group_id is None:
                         cur.without_ids += 1  # the file is scanned again the careful way
                         continue
                     sample_id, group_id = str(sample_id), str(group_id)
-                offsets_append(start)
-                lengths_append(length)
-                numbers_append(number)
                 key = (sample_id, group_id)
                 group = groups.get(key)
                 if group is None:
-                    groups[key] = group = _Group(number, [n_typed])
+                    groups[key] = group = _Group(number, [number])
                     if group_id not in _SMALL_INTS:
                         cur.odd_group_ids += 1
                 else:
-                    group.items.append(n_typed)
-                n_typed += 1
+                    group.items.append(number)
                 kind = rec.record_type
                 if kind == "extra":
                     data = rec.data
@@ -611,7 +597,7 @@ class _Collector:
                             sort_key = sort_keys[sample_id] = numeric_sort_key(sample_id)
                         group.row = _plain_group_row(cur.run_id_guess, sample_id, _SMALL_INTS[group_id], group, (), sort_key)
                         group.row_items = len(group.items)
-        self.n_typed = n_typed
+        starts_append(offset)  # where the file ends: the last line's span
         self.last_line = number
         careful_lines.finish()
 
@@ -657,7 +643,7 @@ def _build_run(acc: _RunAcc, ctx: ScanContext, stem: str, n_runs: int, file_warn
         spec = {}
         run_id = stem if n_runs == 1 else f"{stem}:before-run_started"
         created_at = parse_timestamp(acc.first_timestamp)
-        n_records, first, last = acc.record_lines(spans)
+        n_records, first, last = acc.record_lines()
         where = f"lines {first}-{last}" if n_records else "no lines"
         warn("no_run_started", f"{n_records} record(s) before any run_started ({where}): kept as a separate run "
              f"{run_id!r} without run id", acc.first_line)
@@ -808,7 +794,7 @@ class _LineReader:
                 continue
             kind = rec.get("record_type")
             kind = kind if isinstance(kind, str) else "(none)"
-            recs.append(_Rec(self._spans.numbers[item], offset, length, kind,  # type: ignore[union-attr]
+            recs.append(_Rec(item, offset, length, kind,
                              _id(rec.get("sample_id")), _id(rec.get("group_id")), _light(kind, rec)))
         return recs
 
