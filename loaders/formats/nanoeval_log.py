@@ -288,6 +288,12 @@ class _RunAcc:
     without_ids: int = 0  # body records lacking an id: when > 0, groups are not used
     odd_group_ids: int = 0  # groups whose group_id is not one of "0".."63": attempts may need renumbering
     run_id_guess: str | None = None  # the run_started's run_id, that rows built during the scan carry
+    # Rows built during the scan (one per sample_completed), their (sort_key, attempt) and the scores among them;
+    # usable as they are when no record reached a group after its row was built (`late_records`).
+    done_rows: list[SampleRow] = field(default_factory=list)
+    done_keys: list[tuple[tuple[int, str], int]] = field(default_factory=list)
+    done_scores: list[float] = field(default_factory=list)
+    late_records: int = 0
     fast_completed: int = 0
 
     def add(self, rec: _Rec) -> None:
@@ -305,6 +311,8 @@ class _RunAcc:
         else:
             group.items.append(rec)
             group.plain = False
+            if group.row is not None:
+                self.late_records += 1
 
     def record_lines(self) -> tuple[int, int | None, int | None]:
         """(count, first line, last line) of the run's records, typed (a line number in a group) or careful."""
@@ -573,6 +581,8 @@ class _Collector:
                         cur.odd_group_ids += 1
                 else:
                     group.items.append(number)
+                    if group.row is not None:  # a record after the attempt's sample_completed
+                        cur.late_records += 1
                 kind = rec.record_type
                 if kind == "extra":
                     data = rec.data
@@ -595,8 +605,14 @@ class _Collector:
                         sort_key = sort_keys.get(sample_id)
                         if sort_key is None:
                             sort_key = sort_keys[sample_id] = numeric_sort_key(sample_id)
-                        group.row = _plain_group_row(cur.run_id_guess, sample_id, _SMALL_INTS[group_id], group, (), sort_key)
+                        attempt = _SMALL_INTS[group_id]
+                        group.row = row = _plain_group_row(cur.run_id_guess, sample_id, attempt, group, (), sort_key)
                         group.row_items = len(group.items)
+                        cur.done_rows.append(row)
+                        cur.done_keys.append((sort_key, attempt))
+                        score = row.score
+                        if score is not None:
+                            cur.done_scores.append(score)
         starts_append(offset)  # where the file ends: the last line's span
         self.last_line = number
         careful_lines.finish()
@@ -683,11 +699,12 @@ def _build_run(acc: _RunAcc, ctx: ScanContext, stem: str, n_runs: int, file_warn
     rows: list[SampleRow]
     attribution: Attribution
     transcripts: Mapping[TranscriptKey, list[Span]]
+    scored: list[float] | None = None  # set when the rows come in order already
     if not acc.groups and acc.without_ids == 0:
         rows, transcripts, attribution, has_ids = [], {}, "ids", True
         warn("no_records", "this run holds no sample records")
     elif with_ids:  # every body record carries both ids: grouped already, during the scan
-        rows, transcripts = _by_ids(run_id, acc, spans, ctx.path, warn)
+        rows, transcripts, scored = _by_ids(run_id, acc, spans, ctx.path, warn)
         attribution, has_ids = "ids", True
     else:
         has_ids = False
@@ -695,7 +712,8 @@ def _build_run(acc: _RunAcc, ctx: ScanContext, stem: str, n_runs: int, file_warn
 
     if attribution == "aggregate_only":
         warn("no_sample_ids", NO_IDS_MESSAGE)
-    rows, scored = _in_order(rows)
+    if scored is None:
+        rows, scored = _in_order(rows)
     _check_against_report(report, label, attribution, rows, scored, aggregates, warn)
     config: dict[str, Any] = {"run_set_id": spec.get("run_set_id"), "run_spec": spec or None,
                               "model_versions": models or None, "n_runs_in_file": n_runs if n_runs > 1 else None}
@@ -804,10 +822,16 @@ class _LineReader:
 
 
 def _by_ids(run_id: str, acc: _RunAcc, spans: _LineSpans | None, path: str,
-            warn: Any) -> tuple[list[SampleRow], Mapping[TranscriptKey, list[Span]]]:
-    """C.2.2.1: every record carries both ids; one row per (sample_id, group_id) group, in order of first appearance."""
+            warn: Any) -> tuple[list[SampleRow], Mapping[TranscriptKey, list[Span]], list[float] | None]:
+    """C.2.2.1: every record carries both ids; one row per (sample_id, group_id) group. With the rows in order and
+    their scores when the scan built every row and nothing followed (the usual log), else in order of first
+    appearance and None (see _in_order)."""
     if acc.odd_group_ids:
-        return _by_ids_renumbered(run_id, acc.groups, spans, path, warn)
+        return (*_by_ids_renumbered(run_id, acc.groups, spans, path, warn), None)
+    if len(acc.done_rows) == len(acc.groups) and not acc.late_records:  # one row per group, none changed since
+        rows = [acc.done_rows[i] for i in sorted(range(len(acc.done_rows)), key=acc.done_keys.__getitem__)]
+        _set_run_id(rows, run_id, acc.run_id_guess)
+        return rows, _GroupSpans(acc.groups, spans), acc.done_scores
     rows: list[SampleRow] = []
     sort_keys: dict[str, tuple[int, str]] = {}
     reader = _LineReader(path, spans)
@@ -827,10 +851,15 @@ def _by_ids(run_id: str, acc: _RunAcc, spans: _LineSpans | None, path: str,
                 rows.append(_attempt_row(run_id, sample_id, attempt, reader.records(group), "ids", (), sort_key))
     finally:
         reader.close()
-    if run_id != acc.run_id_guess:  # rows built during the scan carry the run_started's run_id
+    _set_run_id(rows, run_id, acc.run_id_guess)
+    return rows, _GroupSpans(acc.groups, spans), None
+
+
+def _set_run_id(rows: list[SampleRow], run_id: str, guess: str | None) -> None:
+    """Rows built during the scan carry the run_started's run_id: the run's may differ (a repeated run id)."""
+    if run_id != guess:
         for row in rows:
             row.__dict__["run_id"] = run_id
-    return rows, _GroupSpans(acc.groups, spans)
 
 
 def _by_ids_renumbered(run_id: str, groups: dict[tuple[str, str], _Group], spans: _LineSpans | None, path: str,
@@ -1225,7 +1254,7 @@ def _check_against_report(report: dict[str, Any] | None, label: str | None, attr
         ours = k / n if n else None
         counted = f"{n} null-group match record(s)"
     else:
-        ours = sum(scored) / len(scored) if scored else None
+        ours = math.fsum(scored) / len(scored) if scored else None  # fsum: the same whatever the rows' order
         counted = f"{len(scored)} scored attempt(s)"
     if ours is not None and abs(ours - reported) <= 1e-9:
         return

@@ -120,9 +120,11 @@ def _started(run_id: str) -> dict:
 
 
 ATTEMPT_ORDERS = {
-    "a_record_after_sample_completed": [_started("R1"), *_attempt("s1", "0", 1.0, late_match=True, with_final=False),
-                                        *_attempt("s1", "1", 0.0), {"record_type": "error", "sample_id": "s1", "group_id": "1",
-                                                                    "error": "late"}],
+    "a_match_after_sample_completed": [_started("R1"), *_attempt("s1", "0", 1.0, late_match=True, with_final=False),
+                                       *_attempt("s1", "1", 0.0)],
+    "an_error_after_sample_completed": [_started("R1"), *_attempt("s1", "0", 1.0), *_attempt("s1", "1", 0.0),
+                                        {"record_type": "error", "sample_id": "s1", "group_id": "1", "error": "late"}],
+    "an_attempt_without_sample_completed": [_started("R1"), *_attempt("s1", "0", 1.0)[:-1], *_attempt("s1", "1", 0.0)],
     "a_group_id_to_renumber": [_started("R1"), *_attempt("s1", "0", 1.0), *_attempt("s1", "00", 0.0), *_attempt("s2", "x", 1.0)],
     "two_runs_with_one_run_id": [_started("R1"), *_attempt("s1", "0", 1.0), _started("R1"), *_attempt("s1", "0", 0.0)],
     "records_before_run_started": [*_attempt("s1", "0", 1.0), _started("R2"), *_attempt("s1", "0", 0.0)],
