@@ -531,9 +531,9 @@ class _Collector:
         cur.add(light)
 
     def typed_file(self, path: Path) -> None:
-        """Read the file; lines the typed decoder reads (~all lines of a large log) keep no object: three array
-        entries, an index in their attempt's group, and the attempt's row once its sample_completed arrives.
-        Everything else goes to `careful`. The loop is scan_lines', inlined: it runs for every line."""
+        """Read the file; a line the typed decoder reads (~all lines of a large log) keeps no object: its start in
+        `spans`, its number in its attempt's group, and the attempt's row once its sample_completed arrives.
+        Everything else goes to `careful`. The loop is scan_lines', inlined: every statement runs per line."""
         spans = self.spans
         assert spans is not None
         starts_append = spans.starts.append
@@ -547,20 +547,20 @@ class _Collector:
         max_bytes = MAX_LINE_BYTES
         with path.open("rb", buffering=READ_BUFFER) as fh:
             for number, raw in enumerate(fh, 1):
+                starts_append(offset)
                 length = len(raw)
-                start = offset
                 offset += length
-                starts_append(start)
-                rec = None
                 if length <= max_bytes and (raw.isascii() or valid_utf8(raw)):  # valid UTF-8: see scan_lines
-                    try:  # noqa: SIM105 - contextlib.suppress is a context manager per line
+                    try:
                         rec = decode(raw)
                     except decode_error:
-                        pass
+                        rec = None
+                else:
+                    rec = None
                 if rec is None:
                     value = careful_lines.record(raw, number)
                     if value is not None:
-                        self.careful(number, start, length, value)
+                        self.careful(number, offset - length, length, value)
                         cur = self.cur
                         groups = cur.groups  # type: ignore[union-attr]
                     continue
