@@ -52,9 +52,7 @@ class ScanContext:
 
 def numeric_sort_key(sample_id: str) -> tuple[int, str]:
     """Order `x.dev.84` before `x.dev.100`: by the integer after the last `.`, `_` or `-`."""
-    tail = sample_id
-    for sep in (".", "_", "-", "#"):
-        tail = tail.rsplit(sep, 1)[-1]
+    tail = sample_id[max(sample_id.rfind("."), sample_id.rfind("_"), sample_id.rfind("-"), sample_id.rfind("#")) + 1:]
     try:
         return (int(tail), sample_id)
     except ValueError:

@@ -242,10 +242,10 @@ def _flag_metrics(info: _FinalInfo) -> dict[str, Any]:
 class _Group(msgspec.Struct, gc=False):
     """One attempt's records (C.2.2.1: every record carries both ids), in the order the scan meets them.
 
-    `items` holds the careful path's `_Rec` of a record or, for a line the typed decoder read, only the index of
-    its line number (its span is in the file's `_LineSpans`): the typed path keeps no object per line. A group of the usual records
+    `items` holds the careful path's `_Rec` of a record or, for a line the typed decoder read, only its line number
+    (its span is in the file's `_LineSpans`): the typed path keeps no object per line. A group of the usual records
     (Steps, one FinalResult with a grade, at most one match, sample_completed) stays `plain` and gets its row from
-    `final` and `match` alone; any other group is rebuilt from its lines, re-read the careful way (`_materialize`).
+    `final` and `match` alone; any other group is rebuilt from its lines, re-read the careful way (`_LineReader`).
     """
 
     first_line: int
@@ -273,7 +273,7 @@ class _LineSpans:
         return start, self.starts[item] - start  # type: ignore[index]
 
 
-@dataclass
+@dataclass(slots=True)
 class _RunAcc:
     started: _Rec | None
     first_line: int
@@ -411,7 +411,6 @@ class _FastRecord(msgspec.Struct):
 # The three record types of almost every line of a log. No Python runs per line to decode.
 _FAST_DECODER = msgspec.json.Decoder(_FastRecord)
 _UNSET = msgspec.UNSET
-_FINAL_ROW_NAMES = ("score", "correct", "correct_rule", "finish_reason", "n_messages", "grader_log", "metrics")
 
 
 def _final_values(data: _Payload) -> dict[str, Any] | None:
@@ -601,7 +600,7 @@ class _Collector:
                     group.match = correct if type(correct) is bool else None
                 else:
                     cur.fast_completed += 1
-                    if group.plain and cur.odd_group_ids == 0:  # the attempt is likely over: its row, while all is at hand
+                    if group.plain and not cur.odd_group_ids:  # the attempt is likely over: its row, while all is at hand
                         sort_key = sort_keys.get(sample_id)
                         if sort_key is None:
                             sort_key = sort_keys[sample_id] = numeric_sort_key(sample_id)
@@ -610,7 +609,7 @@ class _Collector:
                         group.row_items = len(group.items)
                         cur.done_rows.append(row)
                         cur.done_keys.append((sort_key, attempt))
-                        score = row.score
+                        score = row.__dict__["score"]
                         if score is not None:
                             cur.done_scores.append(score)
         starts_append(offset)  # where the file ends: the last line's span
