@@ -228,6 +228,12 @@ def _final_rule(rule: str) -> str:
 
 
 _GRADE_RULE = _final_rule("grade.score == 1")
+# Row values every attempt row of the typed path starts from (attribution "ids" and no flags are the defaults);
+# each copy gets a metrics dict of its own.
+_PLAIN_ROW = row_values()
+_PLAIN_ROW["has_transcript"] = True
+_FINAL_ROW = _PLAIN_ROW.copy()
+_FINAL_ROW["correct_rule"] = _GRADE_RULE
 
 
 def _flag_metrics(info: _FinalInfo) -> dict[str, Any]:
@@ -438,8 +444,8 @@ def _final_values(data: _Payload) -> dict[str, Any] | None:
         finish = "error"
     else:
         finish = "model_ended"
-    values = row_values()
-    metrics = values["metrics"]  # _flag_metrics: the limit flags that were written (absent and null read as None)
+    values = _FINAL_ROW.copy()
+    values["metrics"] = metrics = {}  # _flag_metrics: the limit flags that were written (absent and null read as None)
     if steps is not None:
         metrics["max_steps_reached"] = steps
     if time_ is not None:
@@ -448,7 +454,6 @@ def _final_values(data: _Payload) -> dict[str, Any] | None:
         metrics["max_tokens_reached"] = tokens
     values["score"] = score
     values["correct"] = (score == 1) if score is not None else None
-    values["correct_rule"] = _GRADE_RULE
     values["finish_reason"] = finish
     convo = data.convo
     msgs = convo.messages if type(convo) is _Convo else convo
@@ -1071,13 +1076,14 @@ def _plain_group_row(run_id: str | None, sample_id: str, attempt: int, group: _G
     become the row's own), else its match's `correct`. test_fast_path proves the two give the same rows."""
     data = group.final  # a row built again (records followed its sample_completed) takes them over: one row keeps them
     if data is None:
-        data = row_values()
+        data = _PLAIN_ROW.copy()
+        data["metrics"] = {}
         correct = group.match
         if correct is not _UNSET:
             data["score"] = float(correct) if correct is not None else None
             data["correct"], data["correct_rule"] = correct, "match.correct"
     data["run_id"], data["sample_id"], data["attempt"], data["sort_key"] = run_id, sample_id, attempt, sort_key
-    data["attribution"], data["has_transcript"], data["flags"] = "ids", True, flags
+    data["flags"] = flags
     return new_row(data, _ROW_NAMES)
 
 
