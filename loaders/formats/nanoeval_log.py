@@ -445,7 +445,7 @@ def _final_values(data: _Payload) -> dict[str, Any] | None:
     else:
         finish = "model_ended"
     values = _FINAL_ROW.copy()
-    values["metrics"] = metrics = {}  # _flag_metrics: the limit flags that were written (absent and null read as None)
+    values["metrics"] = metrics = {}  # _flag_metrics, inlined (runs per attempt): absent and null flags read as None
     if steps is not None:
         metrics["max_steps_reached"] = steps
     if time_ is not None:
@@ -468,7 +468,7 @@ def scan(lines: Iterable[Any], ctx: ScanContext) -> list[RunIndex]:
     collector = _Collector(ctx, None)
     for line in lines:
         collector.careful(line.number, line.offset, line.length, line.record)
-    return _build_runs(collector.finish(), collector.last_line, ctx, None)
+    return _build_runs(collector.accs, collector.last_line, ctx, None)
 
 
 def scan_file(path: Path, ctx: ScanContext) -> list[RunIndex]:
@@ -482,14 +482,13 @@ def scan_file(path: Path, ctx: ScanContext) -> list[RunIndex]:
         if jsonl.FAST_PATH:
             collector = _Collector(ctx, _LineSpans())
             collector.typed_file(path)
-            accs = collector.finish()
-            if not any(acc.without_ids for acc in accs):
-                return _build_runs(accs, collector.last_line, ctx, collector.spans)
-            del ctx.warnings[warned:], accs, collector
+            if not any(acc.without_ids for acc in collector.accs):
+                return _build_runs(collector.accs, collector.last_line, ctx, collector.spans)
+            del ctx.warnings[warned:], collector
         collector = _Collector(ctx, None)
         for number, offset, length, rec in scan_lines(path, ctx.warnings, None):
             collector.careful(number, offset, length, rec)
-        return _build_runs(collector.finish(), collector.last_line, ctx, None)
+        return _build_runs(collector.accs, collector.last_line, ctx, None)
 
 
 class _Collector:
@@ -506,9 +505,6 @@ class _Collector:
         self.cur = _RunAcc(started=started, first_line=number, first_timestamp=timestamp, run_id_guess=run_id_guess)
         self.accs.append(self.cur)
         return self.cur
-
-    def finish(self) -> list[_RunAcc]:
-        return self.accs
 
     def careful(self, number: int, offset: int, length: int, rec: dict[str, Any]) -> None:
         """One whole record, decoded the careful way."""
@@ -1124,13 +1120,7 @@ def _plain_attempt_row(run_id: str, sample_id: str, attempt: int, recs: list[_Re
             error, error_kind = info.exception
             score = 0.0 if score is None else score
             correct = False if correct is None else correct
-        steps, time_, tokens = info.flags  # _flag_metrics, inlined: this runs per attempt
-        if steps is not None:
-            metrics["max_steps_reached"] = steps
-        if time_ is not None:
-            metrics["max_time_reached"] = time_
-        if tokens is not None:
-            metrics["max_tokens_reached"] = tokens
+        metrics = _flag_metrics(info)
     elif match is not None:
         correct = match.info["correct"]
         score, rule = (float(correct) if correct is not None else None), "match.correct"
