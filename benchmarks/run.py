@@ -111,7 +111,8 @@ def _ingest(path: str) -> tuple[Any, list[Any], float, float]:
 
 
 def child_ingest(path: str, transcripts: int) -> dict[str, Any]:
-    """Ours, cache off: runs + every row, then transcript opens from the loaded index; then the whole ingest again.
+    """Ours, cache off: runs + every row, then transcript opens from the loaded index; then the whole ingest
+    again, PASSES - 1 times.
 
     The first ingest in a fresh process pays ~0.35 s of page faults the second does not (the heap is warm), as
     the bare parse's first pass does: the bare parse reports its best of PASSES passes, so the ratio against it

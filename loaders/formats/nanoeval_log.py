@@ -826,52 +826,19 @@ def _by_ids(run_id: str, acc: _RunAcc, spans: _LineSpans | None, path: str,
     """C.2.2.1: every record carries both ids; one row per (sample_id, group_id) group. With the rows in order and
     their scores when the scan built every row and nothing followed (the usual log), else in order of first
     appearance and None (see _in_order)."""
-    if acc.odd_group_ids:
-        return (*_by_ids_renumbered(run_id, acc.groups, spans, path, warn), None)
-    if len(acc.done_rows) == len(acc.groups) and not acc.late_records:  # one row per group, none changed since
+    if len(acc.done_rows) == len(acc.groups) and not acc.late_records and not acc.odd_group_ids:
         rows = [acc.done_rows[i] for i in sorted(range(len(acc.done_rows)), key=acc.done_keys.__getitem__)]
-        _set_run_id(rows, run_id, acc.run_id_guess)
+        if run_id != acc.run_id_guess:  # rows built during the scan carry the run_started's run_id
+            for row in rows:
+                row.__dict__["run_id"] = run_id
         return rows, _GroupSpans(acc.groups, spans), acc.done_scores
-    rows: list[SampleRow] = []
-    sort_keys: dict[str, tuple[int, str]] = {}
-    reader = _LineReader(path, spans)
-    try:
-        for (sample_id, group_id), group in acc.groups.items():
-            row = group.row
-            if row is not None and group.row_items == len(group.items) and group.plain:  # nothing followed: as built
-                rows.append(row)
-                continue
-            sort_key = sort_keys.get(sample_id)
-            if sort_key is None:
-                sort_key = sort_keys[sample_id] = numeric_sort_key(sample_id)
-            attempt = _SMALL_INTS[group_id]  # "0".."63": distinct per distinct group_id, nothing to renumber
-            if group.plain:
-                rows.append(_plain_group_row(run_id, sample_id, attempt, group, (), sort_key))
-            else:
-                rows.append(_attempt_row(run_id, sample_id, attempt, reader.records(group), "ids", (), sort_key))
-    finally:
-        reader.close()
-    _set_run_id(rows, run_id, acc.run_id_guess)
-    return rows, _GroupSpans(acc.groups, spans), None
-
-
-def _set_run_id(rows: list[SampleRow], run_id: str, guess: str | None) -> None:
-    """Rows built during the scan carry the run_started's run_id: the run's may differ (a repeated run id)."""
-    if run_id != guess:
-        for row in rows:
-            row.__dict__["run_id"] = run_id
-
-
-def _by_ids_renumbered(run_id: str, groups: dict[tuple[str, str], _Group], spans: _LineSpans | None, path: str,
-                       warn: Any) -> tuple[list[SampleRow], Mapping[TranscriptKey, list[Span]]]:
-    """_by_ids when some group_id is not "0".."63": an attempt number not distinct within its sample is renumbered."""
-    rows: list[SampleRow] = []
+    rows = []
     records: dict[TranscriptKey, _Group] = {}
     used: dict[str, set[int]] = {}
     sort_keys: dict[str, tuple[int, str]] = {}
     reader = _LineReader(path, spans)
     try:
-        for (sample_id, group_id), group in groups.items():
+        for (sample_id, group_id), group in acc.groups.items():
             attempt = _attempt_int(group_id)
             taken = used.get(sample_id)
             if taken is None:
@@ -886,14 +853,19 @@ def _by_ids_renumbered(run_id: str, groups: dict[tuple[str, str], _Group], spans
                 warn("attempt_renumbered", f"sample {sample_id}: group_id {group_id!r} is not a distinct integer; "
                      f"shown as attempt {attempt}", group.first_line)
             taken.add(attempt)
-            if group.plain:
-                rows.append(_plain_group_row(run_id, sample_id, attempt, group, extra_flags, sort_key))
+            row = group.row
+            if row is not None and group.row_items == len(group.items) and group.plain and not extra_flags:
+                if run_id != acc.run_id_guess:  # built during the scan, as it stands, but for the run id
+                    row.__dict__["run_id"] = run_id
+            elif group.plain:
+                row = _plain_group_row(run_id, sample_id, attempt, group, extra_flags, sort_key)
             else:
-                rows.append(_attempt_row(run_id, sample_id, attempt, reader.records(group), "ids", extra_flags, sort_key))
+                row = _attempt_row(run_id, sample_id, attempt, reader.records(group), "ids", extra_flags, sort_key)
+            rows.append(row)
             records[(sample_id, attempt)] = group
     finally:
         reader.close()
-    return rows, _GroupSpans(records, spans, keyed_by_attempt=True)
+    return rows, _GroupSpans(records, spans, keyed_by_attempt=True), None
 
 
 def _attribute_without_ids(run_id: str, body: list[_Rec], report: dict[str, Any] | None,

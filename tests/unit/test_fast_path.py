@@ -128,6 +128,7 @@ ATTEMPT_ORDERS = {
     "a_group_id_to_renumber": [_started("R1"), *_attempt("s1", "0", 1.0), *_attempt("s1", "00", 0.0), *_attempt("s2", "x", 1.0)],
     "two_runs_with_one_run_id": [_started("R1"), *_attempt("s1", "0", 1.0), _started("R1"), *_attempt("s1", "0", 0.0)],
     "records_before_run_started": [*_attempt("s1", "0", 1.0), _started("R2"), *_attempt("s1", "0", 0.0)],
+    "a_late_record_before_run_started": [*_attempt("s1", "0", 1.0), *_attempt("s1", "1", 0.0, late_match=True, with_final=False)],
 }
 
 
