@@ -51,7 +51,11 @@ class ScanContext:
 
 
 def numeric_sort_key(sample_id: str) -> tuple[int, str]:
-    """Order `x.dev.84` before `x.dev.100`: by the integer after the last `.`, `_` or `-`."""
+    """Order `x.dev.84` before `x.dev.100`: by the integer after the last `.`, `_`, `-` or `#`."""
+    for sep in "_.":  # the usual ids (`task_12`, `x.dev.84`): ASCII digits after the last `_` or `.` hold no other separator
+        _head, found, digits = sample_id.rpartition(sep)
+        if found and digits.isdigit() and digits.isascii():
+            return (int(digits), sample_id)
     tail = sample_id[max(sample_id.rfind("."), sample_id.rfind("_"), sample_id.rfind("-"), sample_id.rfind("#")) + 1:]
     try:
         return (int(tail), sample_id)

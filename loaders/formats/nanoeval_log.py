@@ -263,6 +263,7 @@ class _Group(msgspec.Struct, gc=False):
     # records the group had then: kept if none followed, else the row is built again.
     row: SampleRow | None = None
     row_items: int = 0
+    attempt: int | None = None  # its group_id as one of "0".."63", else None (typed path only)
 
 
 class _LineSpans:
@@ -294,10 +295,14 @@ class _RunAcc:
     without_ids: int = 0  # body records lacking an id: when > 0, groups are not used
     odd_group_ids: int = 0  # groups whose group_id is not one of "0".."63": attempts may need renumbering
     run_id_guess: str | None = None  # the run_started's run_id, that rows built during the scan carry
-    # Rows built during the scan (one per sample_completed), their (sort_key, attempt) and the scores among them;
-    # usable as they are when no record reached a group after its row was built (`late_records`).
+    # Rows built during the scan (one per sample_completed), their order keys and the scores among them; usable as
+    # they are when no record reached a group after its row was built (`late_records`). An order key is one int,
+    # number * 64 + attempt (number: the sample id's numeric_sort_key number), as ints sort ~3x faster than
+    # ((number, sample_id), attempt) tuples; it orders rows as those tuples do while no two sample ids share a
+    # number (`numbers_clash` says when they do).
     done_rows: list[SampleRow] = field(default_factory=list)
-    done_keys: list[tuple[tuple[int, str], int]] = field(default_factory=list)
+    done_keys: list[int] = field(default_factory=list)
+    numbers_clash: bool = False
     done_scores: list[float] = field(default_factory=list)
     late_records: int = 0
     fast_completed: int = 0
@@ -375,18 +380,18 @@ def _id(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-class _Convo(msgspec.Struct):
+class _Convo(msgspec.Struct, gc=False):
     messages: list[msgspec.Raw] | msgspec.UnsetType = msgspec.UNSET
 
 
-class _Grade(msgspec.Struct):
+class _Grade(msgspec.Struct, gc=False):
     """A payload's grade object (any other grade but null takes the careful path)."""
 
     score: Any = None
     grader_log: Any = None
 
 
-class _Payload(msgspec.Struct):
+class _Payload(msgspec.Struct, gc=False):
     """A Step/FinalResult payload: the keys a row reads, whatever their type; the convo is only counted.
 
     `type` is an ordinary field, not a tag: nanoeval writes it last, and a tag found last has msgspec scan the whole
@@ -403,7 +408,7 @@ class _Payload(msgspec.Struct):
     convo: _Convo | list[msgspec.Raw] | None = None
 
 
-class _FastRecord(msgspec.Struct):
+class _FastRecord(msgspec.Struct, gc=False):
     """An extra, match or sample_completed line, as a row reads it. Any other record_type, or a line these types do
     not fit (an extra's payload that is not an object, say), fails in C and takes the careful path."""
 
@@ -445,13 +450,18 @@ def _final_values(data: _Payload) -> dict[str, Any] | None:
     else:
         finish = "model_ended"
     values = _FINAL_ROW.copy()
-    values["metrics"] = metrics = {}  # _flag_metrics, inlined (runs per attempt): absent and null flags read as None
-    if steps is not None:
-        metrics["max_steps_reached"] = steps
-    if time_ is not None:
-        metrics["max_time_reached"] = time_
-    if tokens is not None:
-        metrics["max_tokens_reached"] = tokens
+    # _flag_metrics, inlined (runs per attempt): absent and null flags read as None. All three written is the usual
+    # case, built in one go: a dict filled key by key is allocated twice.
+    if steps is not None and time_ is not None and tokens is not None:
+        values["metrics"] = {"max_steps_reached": steps, "max_time_reached": time_, "max_tokens_reached": tokens}
+    else:
+        values["metrics"] = metrics = {}
+        if steps is not None:
+            metrics["max_steps_reached"] = steps
+        if time_ is not None:
+            metrics["max_time_reached"] = time_
+        if tokens is not None:
+            metrics["max_tokens_reached"] = tokens
     values["score"] = score
     values["correct"] = (score == 1) if score is not None else None
     values["finish_reason"] = finish
@@ -543,6 +553,8 @@ class _Collector:
         cur = self.cur
         groups: dict[tuple[str, str], _Group] = cur.groups if cur is not None else {}
         sort_keys: dict[str, tuple[int, str]] = {}  # one per task, shared by its attempts' rows
+        numbers: set[int] = set()  # their numbers, to tell when two tasks share one (see _RunAcc.done_keys)
+        numbers_clash = False
         number = offset = 0
         max_bytes = MAX_LINE_BYTES
         with path.open("rb", buffering=READ_BUFFER) as fh:
@@ -576,8 +588,9 @@ class _Collector:
                 key = (sample_id, group_id)
                 group = groups.get(key)
                 if group is None:
-                    groups[key] = group = _Group(number, [number])
-                    if group_id not in _SMALL_INTS:
+                    attempt = _SMALL_INTS.get(group_id)
+                    groups[key] = group = _Group(number, [number], attempt=attempt)
+                    if attempt is None:
                         cur.odd_group_ids += 1
                 else:
                     group.items.append(number)
@@ -605,16 +618,22 @@ class _Collector:
                         sort_key = sort_keys.get(sample_id)
                         if sort_key is None:
                             sort_key = sort_keys[sample_id] = numeric_sort_key(sample_id)
-                        attempt = _SMALL_INTS[group_id]
+                            if sort_key[0] in numbers:
+                                numbers_clash = True
+                            numbers.add(sort_key[0])
+                        attempt = group.attempt
                         group.row = row = _plain_group_row(cur.run_id_guess, sample_id, attempt, group, (), sort_key)
                         group.row_items = len(group.items)
                         cur.done_rows.append(row)
-                        cur.done_keys.append((sort_key, attempt))
+                        cur.done_keys.append(sort_key[0] * 64 + attempt)  # type: ignore[operator]
                         score = row.__dict__["score"]
                         if score is not None:
                             cur.done_scores.append(score)
         starts_append(offset)  # where the file ends: the last line's span
         self.last_line = number
+        if numbers_clash:
+            for acc in self.accs:
+                acc.numbers_clash = True
         careful_lines.finish()
 
 
@@ -827,7 +846,10 @@ def _by_ids(run_id: str, acc: _RunAcc, spans: _LineSpans | None, path: str,
     their scores when the scan built every row and nothing followed (the usual log), else in order of first
     appearance and None (see _in_order)."""
     if len(acc.done_rows) == len(acc.groups) and not acc.late_records and not acc.odd_group_ids:
-        rows = [acc.done_rows[i] for i in sorted(range(len(acc.done_rows)), key=acc.done_keys.__getitem__)]
+        if acc.numbers_clash:
+            rows = _in_order(acc.done_rows)[0]
+        else:
+            rows = [acc.done_rows[i] for i in sorted(range(len(acc.done_rows)), key=acc.done_keys.__getitem__)]
         if run_id != acc.run_id_guess:  # rows built during the scan carry the run_started's run_id
             for row in rows:
                 row.__dict__["run_id"] = run_id

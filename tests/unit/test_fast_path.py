@@ -129,6 +129,8 @@ ATTEMPT_ORDERS = {
     "two_runs_with_one_run_id": [_started("R1"), *_attempt("s1", "0", 1.0), _started("R1"), *_attempt("s1", "0", 0.0)],
     "records_before_run_started": [*_attempt("s1", "0", 1.0), _started("R2"), *_attempt("s1", "0", 0.0)],
     "a_late_record_before_run_started": [*_attempt("s1", "0", 1.0), *_attempt("s1", "1", 0.0, late_match=True, with_final=False)],
+    "two_sample_ids_with_one_number": [_started("R1"), *_attempt("b_1", "0", 1.0), *_attempt("a_2", "0", 0.0),
+                                       *_attempt("a_1", "1", 0.0), *_attempt("a_1", "0", 1.0)],
 }
 
 
