@@ -409,12 +409,13 @@ class _Payload(msgspec.Struct, gc=False):
 
 
 class _FastRecord(msgspec.Struct, gc=False):
-    """An extra, match or sample_completed line, as a row reads it. Any other record_type, or a line these types do
-    not fit (an extra's payload that is not an object, say), fails in C and takes the careful path."""
+    """An extra, match or sample_completed line with both ids, as a row reads it. Any other record_type, or a line
+    these types do not fit (an extra's payload that is not an object, an id that is missing, null or a number),
+    fails in C and takes the careful path: the scan loop checks no types."""
 
     record_type: Literal["extra", "match", "sample_completed"]
-    sample_id: str | int | None = None
-    group_id: str | int | None = None
+    sample_id: str
+    group_id: str
     data: _Payload | msgspec.UnsetType = msgspec.UNSET
     correct: Any = None
 
@@ -576,15 +577,10 @@ class _Collector:
                         cur = self.cur
                         groups = cur.groups  # type: ignore[union-attr]
                     continue
+                if cur is None:  # records before any run_started
+                    cur = self._start(None, number, _timestamp_of(raw))
+                    groups = cur.groups
                 sample_id, group_id = rec.sample_id, rec.group_id
-                if type(sample_id) is not str or type(group_id) is not str or cur is None:  # the rare cases, in one test
-                    if cur is None:
-                        cur = self._start(None, number, _timestamp_of(raw))
-                        groups = cur.groups
-                    if sample_id is None or group_id is None:
-                        cur.without_ids += 1  # the file is scanned again the careful way
-                        continue
-                    sample_id, group_id = str(sample_id), str(group_id)
                 key = (sample_id, group_id)
                 group = groups.get(key)
                 if group is None:
