@@ -264,6 +264,7 @@ class _Group(msgspec.Struct, gc=False):
     row: SampleRow | None = None
     row_items: int = 0
     attempt: int | None = None  # its group_id as one of "0".."63", else None (typed path only)
+    sort_key: tuple[int, str] | None = None  # its task's numeric_sort_key (typed path only)
 
 
 class _LineSpans:
@@ -584,10 +585,18 @@ class _Collector:
                 key = (sample_id, group_id)
                 group = groups.get(key)
                 if group is None:
+                    sort_key = sort_keys.get(sample_id)
+                    if sort_key is None:
+                        sort_key = sort_keys[sample_id] = numeric_sort_key(sample_id)
+                        if sort_key[0] in numbers:
+                            numbers_clash = True
+                        numbers.add(sort_key[0])
                     attempt = _SMALL_INTS.get(group_id)
-                    groups[key] = group = _Group(number, [number], attempt=attempt)
                     if attempt is None:
                         cur.odd_group_ids += 1
+                    else:  # kept under its task's one sample_id string and a shared group_id: ~16 MB less on 100k attempts
+                        key = (sort_key[1], _SMALL_INT_NAMES[attempt])
+                    groups[key] = group = _Group(number, [number], attempt=attempt, sort_key=sort_key)
                 else:
                     group.items.append(number)
                     if group.row is not None:  # a record after the attempt's sample_completed
@@ -611,17 +620,12 @@ class _Collector:
                 else:
                     cur.fast_completed += 1
                     if group.plain and not cur.odd_group_ids:  # the attempt is likely over: its row, while all is at hand
-                        sort_key = sort_keys.get(sample_id)
-                        if sort_key is None:
-                            sort_key = sort_keys[sample_id] = numeric_sort_key(sample_id)
-                            if sort_key[0] in numbers:
-                                numbers_clash = True
-                            numbers.add(sort_key[0])
+                        sort_key = group.sort_key
                         attempt = group.attempt
-                        group.row = row = _plain_group_row(cur.run_id_guess, sample_id, attempt, group, (), sort_key)
+                        group.row = row = _plain_group_row(cur.run_id_guess, sort_key[1], attempt, group, (), sort_key)  # type: ignore[index]
                         group.row_items = len(group.items)
                         cur.done_rows.append(row)
-                        cur.done_keys.append(sort_key[0] * 64 + attempt)  # type: ignore[operator]
+                        cur.done_keys.append(sort_key[0] * 64 + attempt)  # type: ignore[index,operator]
                         score = row.__dict__["score"]
                         if score is not None:
                             cur.done_scores.append(score)
