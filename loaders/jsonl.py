@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import json
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,11 +146,11 @@ class CarefulLines:
         ))
 
 
-def scan_lines(path: Path, warnings: list[LoadWarning], fast: FastDecoder | None, *, fallback: FastDecoder | None = None,
+def scan_lines(path: Path, warnings: list[LoadWarning], fast: FastDecoder | None, *,
                max_warnings: int = 50) -> Iterator[tuple[int, int, int, Any]]:
     """(number, offset, length, item) per usable line, in file order.
 
-    `item` is `fast(raw)` (or `fallback(raw)`) when a dialect's typed decoder accepts the line (valid UTF-8 only,
+    `item` is `fast(raw)` when a dialect's typed decoder accepts the line (valid UTF-8 only,
     as msgspec does not check the bytes of fields it skips: an encoding warning would be lost), else the whole record
     dict decoded the careful way, with the same warnings `iter_lines` has always given.
     """
@@ -169,9 +169,6 @@ def scan_lines(path: Path, warnings: list[LoadWarning], fast: FastDecoder | None
                     item = fast(raw)  # type: ignore[misc]
                 except msgspec.DecodeError:
                     item = None
-                    if fallback is not None:  # a second typed decoder for the rarer shapes, before the careful path
-                        with suppress(msgspec.DecodeError):
-                            item = fallback(raw)
                 if item is not None:
                     yield number, start, length, item
                     continue
